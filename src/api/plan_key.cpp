@@ -1,0 +1,44 @@
+// FNV-1a over the schedule-relevant facts of an attend call; see plan_key.hpp.
+#include "api/plan_key.hpp"
+
+#include <initializer_list>
+
+namespace smla::api {
+namespace {
+
+class Fnv1a {
+ public:
+  void add(int64_t value) {
+    for (int byte = 0; byte < 8; ++byte) {
+      hash_ ^= static_cast<uint64_t>(value >> (8 * byte)) & 0xffu;
+      hash_ *= 0x100000001b3ull;
+    }
+  }
+  void add(std::initializer_list<int64_t> values) {
+    for (int64_t v : values) add(v);
+  }
+  uint64_t value() const { return hash_; }
+
+ private:
+  uint64_t hash_ = 0xcbf29ce484222325ull;
+};
+
+void add_pool(Fnv1a* h, const KvPool& pool) {
+  h->add({pool.present(), static_cast<int64_t>(pool.format), pool.block_size, pool.num_blocks,
+          pool.int8_split()});
+}
+
+}  // namespace
+
+uint64_t plan_key(const AttendArgs& a) {
+  Fnv1a h;
+  h.add({a.q.shape[0], a.q.shape[1], a.q.shape[2], a.indices.shape[1],
+         a.extra_indices.present() ? a.extra_indices.shape[1] : -1, a.lengths.present(),
+         a.extra_lengths.present(), a.sink.present(), static_cast<int64_t>(a.q.device.kind),
+         a.q.device.index});
+  add_pool(&h, a.kv);
+  add_pool(&h, a.extra_kv);
+  return h.value() == 0 ? 1 : h.value();
+}
+
+}  // namespace smla::api
