@@ -32,6 +32,8 @@ SMLA_HD constexpr Byte* block_base(Byte* base, int64_t block_stride, int64_t blo
 }
 
 inline constexpr int kRopeBytes = kRopeDim * 2;  // the bf16 RoPE tail of a row: 128 B
+inline constexpr int kDqkV32 = 576;  // DeepSeek-V3.2 K rows: 512 NoPE + 64 RoPE
+inline constexpr int kDqkV4 = 512;   // DeepSeek-V4 K rows: 448 NoPE + 64 RoPE
 
 // ---- bf16: token = d_qk bf16, tokens packed back to back in a block -----------------------
 struct Bf16Layout {
@@ -50,7 +52,7 @@ struct Bf16Layout {
 // Every part starts on a 16 B boundary of the token (656 = 41 * 16), so a 16 B-aligned pool
 // allows 16 B vector loads of each part.
 struct Fp8V32Layout {
-  static constexpr int kDqk = 576;
+  static constexpr int kDqk = kDqkV32;
   static constexpr int kNopeDim = 512;       // e4m3 NoPE values
   static constexpr int kTileDim = 128;       // NoPE values covered by one scale
   static constexpr int kNumTiles = kNopeDim / kTileDim;  // 4
@@ -77,7 +79,7 @@ struct Fp8V32Layout {
 // Keeping the scales apart keeps every token's data 16 B-aligned (576 = 36 * 16), which the
 // kernels' vector loads of the NoPE and RoPE parts rely on.
 struct Fp8DsMlaLayout {
-  static constexpr int kDqk = 512;
+  static constexpr int kDqk = kDqkV4;
   static constexpr int kNopeDim = 448;       // e4m3 NoPE values
   static constexpr int kTileDim = 64;        // NoPE values covered by one scale
   static constexpr int kNumTiles = kNopeDim / kTileDim;  // 7
@@ -119,7 +121,7 @@ struct Fp8DsMlaLayout {
 // Split: values [num_blocks, block_size, 512] int8 and scales [num_blocks, block_size] f32, each
 // with its own block stride in bytes.
 struct Int8DsMlaLayout {
-  static constexpr int kDqk = 512;
+  static constexpr int kDqk = kDqkV4;
   static constexpr int kValues = 512;               // int8 values per token
   static constexpr int kInterleavedScaleOffset = 512;  // f32 scale inside an interleaved token
   static constexpr int kInterleavedTokenBytes = 528;   // values + scale + 12 B pad
