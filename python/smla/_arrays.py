@@ -1,0 +1,144 @@
+"""Arrays of any framework in, arrays of the same framework out.
+
+The extension reads arrays through DLPack and never allocates; this module does what is
+framework-specific around it: views that DLPack can carry (NumPy has no bfloat16 or float8
+export), new outputs on the caller's framework and device, and the caller's CUDA stream.
+Frameworks are looked up in ``sys.modules`` only, so importing smla imports none of them.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional, Sequence
+
+# DLPack device types (dlpack.h): what ``__dlpack_device__()[0]`` answers.
+_DL_CUDA = 2
+_DL_CUDA_MANAGED = 13
+
+# The dtypes smla reads and writes, by the names this package uses.
+_TORCH_DTYPES = {"bf16": "bfloat16", "f32": "float32", "i32": "int32", "u8": "uint8"}
+_NUMPY_DTYPES = {"f32": "float32", "i32": "int32", "u8": "uint8"}
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def is_torch(a: Any) -> bool:
+    torch = _torch()
+    return torch is not None and isinstance(a, torch.Tensor)
+
+
+def _is_numpy(a: Any) -> bool:
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(a, np.ndarray)
+
+
+def _is_numpy_bf16(dtype: Any) -> bool:
+    # ml_dtypes.bfloat16 (also JAX's numpy dtype); compared by name so ml_dtypes is optional.
+    return getattr(dtype, "name", None) == "bfloat16"
+
+
+def itemsize(a: Any) -> int:
+    if is_torch(a):
+        return a.element_size()
+    return a.dtype.itemsize
+
+
+def is_cuda(a: Any) -> bool:
+    if is_torch(a):
+        return a.is_cuda
+    return a.__dlpack_device__()[0] in (_DL_CUDA, _DL_CUDA_MANAGED)
+
+
+def as_core(a: Optional[Any]) -> Optional[Any]:
+    """``a`` as the extension reads it: the same memory, viewed with a DLPack-exportable dtype.
+
+    NumPy exports neither ml_dtypes.bfloat16 nor 8-bit float dtypes through DLPack, so they
+    travel as uint16 (bf16 bits, which the extension reads as bf16) and uint8; torch float8
+    caches travel as uint8 (older torch cannot export float8 either).
+    """
+    if a is None:
+        return None
+    if is_torch(a):
+        if a.element_size() == 1 and a.dtype.is_floating_point:
+            return a.view(_torch().uint8)
+        return a
+    if _is_numpy(a):
+        np = sys.modules["numpy"]
+        if _is_numpy_bf16(a.dtype):
+            return a.view(np.uint16)
+        if a.dtype.itemsize == 1 and a.dtype.kind not in "iub":
+            return a.view(np.uint8)
+    return a
+
+
+def bf16_dtype_of(like: Any) -> Any:
+    """The dtype bf16 outputs take next to ``like``: its own if it is a bf16 array.
+
+    A NumPy caller that passes ml_dtypes.bfloat16 gets ml_dtypes.bfloat16 back, one that
+    passes uint16 bf16 bits gets uint16 bits back; other NumPy inputs get ml_dtypes.bfloat16
+    when ml_dtypes is installed and uint16 bits otherwise.
+    """
+    if is_torch(like):
+        return _torch().bfloat16
+    if _is_numpy(like):
+        np = sys.modules["numpy"]
+        if _is_numpy_bf16(like.dtype) or like.dtype == np.uint16:
+            return like.dtype
+        try:
+            import ml_dtypes
+        except ImportError:
+            return np.dtype(np.uint16)
+        return np.dtype(ml_dtypes.bfloat16)
+    xp = like.__array_namespace__()
+    return getattr(xp, "bfloat16", xp.uint16)
+
+
+def empty(like: Any, shape: Sequence[int], dtype: str) -> Any:
+    """An uninitialized array of ``like``'s framework and device.
+
+    ``dtype`` is one of "bf16", "f32", "i32", "u8".
+    """
+    shape = tuple(int(s) for s in shape)
+    if is_torch(like):
+        torch = _torch()
+        return torch.empty(shape, dtype=getattr(torch, _TORCH_DTYPES[dtype]), device=like.device)
+    if dtype == "bf16":
+        resolved = bf16_dtype_of(like)
+    elif _is_numpy(like):
+        resolved = sys.modules["numpy"].dtype(_NUMPY_DTYPES[dtype])
+    else:
+        resolved = getattr(like.__array_namespace__(), _NUMPY_DTYPES[dtype])
+    if _is_numpy(like):
+        return sys.modules["numpy"].empty(shape, dtype=resolved)
+    # Any Array-API framework (CuPy, JAX, NumPy >= 2 subclasses): same device as `like`.
+    xp = like.__array_namespace__()
+    return xp.empty(shape, dtype=resolved, device=like.device)
+
+
+def stream_handle(like: Any, stream: Any = None) -> int:
+    """The cudaStream_t (as an int) a call on ``like`` runs on; 0 is the legacy default stream.
+
+    An explicit ``stream`` wins: an int handle, a ``torch.cuda.Stream`` (``.cuda_stream``), a
+    CuPy stream (``.ptr``) or any object with the ``__cuda_stream__`` protocol. Otherwise a
+    torch tensor runs on torch's current stream of its device and a CuPy array on CuPy's
+    current stream, so smla orders with the caller's own work as a native op would.
+    """
+    if stream is not None:
+        if isinstance(stream, int):
+            return stream
+        if hasattr(stream, "__cuda_stream__"):
+            return int(stream.__cuda_stream__()[1])
+        for attribute in ("cuda_stream", "ptr"):
+            if hasattr(stream, attribute):
+                return int(getattr(stream, attribute))
+        raise TypeError(f"stream: expected an int handle or a CUDA stream object, got {stream!r}")
+    if not is_cuda(like):
+        return 0
+    if is_torch(like):
+        return _torch().cuda.current_stream(like.device).cuda_stream
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(like, cupy.ndarray):
+        return cupy.cuda.get_current_stream().ptr
+    return 0
