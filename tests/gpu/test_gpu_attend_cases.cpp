@@ -1,0 +1,255 @@
+// GPU attend on the cases a sampled matrix may miss: adversarial indices, all-invalid rows,
+// NaN-poisoned unused cache rows, non-contiguous views, two streams at once, CUDA-graph
+// capture with new inputs on replay, bitwise repeatability, both strategies, and the
+// workspace's independence from the pool size.
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "common/naive_attention.hpp"
+#include "common/tolerance.hpp"
+#include "common/workload.hpp"
+#include "gpu/gpu_harness.hpp"
+
+namespace smla::test::gpu {
+namespace {
+
+// A decode step (MTP 2, V3.2 shapes, 2048-wide selection) and a prefill chunk: shapes at the
+// two ends of the strategy choice, each small enough for the float64 oracle.
+ProblemSpec decode_spec(KvFormat format = KvFormat::fp8_v32, int d_qk = 576) {
+  ProblemSpec s;
+  s.T = 2;
+  s.h_q = 128;
+  s.d_qk = d_qk;
+  s.k = 2048;
+  s.kv.format = format;
+  s.kv.min_slots = 8192;
+  s.lengths = true;
+  s.sink = true;
+  s.seed = 11;
+  return s;
+}
+
+ProblemSpec prefill_spec(KvFormat format = KvFormat::fp8_ds_mla, int d_qk = 512) {
+  ProblemSpec s;
+  s.T = 1024;
+  s.h_q = 128;
+  s.d_qk = d_qk;
+  s.k = 16;
+  s.kv.format = format;
+  s.kv.min_slots = 4096;
+  s.seed = 12;
+  return s;
+}
+
+// The (d_qk, format) pairs of SPEC §2, for tests that sweep them.
+struct Pair {
+  int d_qk;
+  KvFormat format;
+  bool int8_split;
+};
+constexpr Pair kPairs[] = {{576, KvFormat::bf16, false},     {576, KvFormat::fp8_v32, false},
+                           {512, KvFormat::bf16, false},     {512, KvFormat::fp8_ds_mla, false},
+                           {512, KvFormat::int8_ds_mla, false}, {512, KvFormat::int8_ds_mla, true}};
+
+void expect_matches_oracle(Problem& p) {
+  SCOPED_TRACE(p.spec().describe());
+  ASSERT_TRUE(run_attend(p));
+  EXPECT_TRUE(check_attend(p, naive_attend(p.args())));
+}
+
+TEST(GpuAttend, AdversarialIndicesAndPoisonedCacheRowsAreNeverRead) {
+  SMLA_REQUIRE_GPU();
+  for (const Pair& pair : kPairs) {
+    ProblemSpec s;
+    s.T = 9;
+    s.h_q = 22;
+    s.d_qk = pair.d_qk;
+    s.k = 100;
+    s.kv.format = pair.format;
+    s.kv.int8_split = pair.int8_split;
+    s.kv.block_size = 16;
+    s.extra = true;
+    s.k_x = 64;
+    s.extra_kv = s.kv;
+    s.lengths = s.extra_lengths = true;
+    s.sink = s.sink_infinities = true;
+    s.adversarial = true;
+    s.poison_unused = true;
+    Problem p(s);
+    expect_matches_oracle(p);
+  }
+}
+
+TEST(GpuAttend, RowsWithOnlyInvalidEntriesGiveZeroOutAndInfiniteLse) {
+  SMLA_REQUIRE_GPU();
+  ProblemSpec s;
+  s.T = 5;
+  s.h_q = 16;
+  s.k = 64;
+  s.kv.format = KvFormat::fp8_v32;
+  s.sink = true;
+  s.poison_unused = true;
+  Problem p(s);
+  const int64_t slots = p.args().kv.slots();
+  // Every kind of invalid id, cycled over the whole (contiguous) [T, k] index tensor.
+  const int32_t invalid[] = {-1, INT_MIN, INT_MAX, static_cast<int32_t>(slots),
+                             static_cast<int32_t>(slots + 1), -static_cast<int32_t>(slots)};
+  std::vector<uint8_t>& idx = p.buffer(kIndices).bytes;
+  for (size_t e = 0; e * 4 < idx.size(); ++e) {
+    std::memcpy(idx.data() + 4 * e, &invalid[e % (sizeof(invalid) / sizeof(invalid[0]))], 4);
+  }
+  ASSERT_TRUE(run_attend(p));
+  EXPECT_TRUE(check_attend(p, naive_attend(p.args())));
+  for (float v : p.out()) ASSERT_EQ(v, 0.0f);
+  for (float v : p.lse()) ASSERT_EQ(v, INFINITY);
+  for (float v : p.max_logits()) ASSERT_EQ(v, -INFINITY);
+}
+
+TEST(GpuAttend, NonContiguousViewsIncludingTransposedLse) {
+  SMLA_REQUIRE_GPU();
+  for (ProblemSpec s : {decode_spec(), prefill_spec()}) {
+    s.strided = true;
+    s.T = s.T > 2 ? 64 : s.T;
+    Problem p(s);
+    expect_matches_oracle(p);
+  }
+}
+
+TEST(GpuAttend, BothStrategiesMatchTheOracleWithAndWithoutPlan) {
+  SMLA_REQUIRE_GPU();
+  Problem decode(decode_spec());
+  Problem prefill(prefill_spec());
+  // The strategy is a function of the shapes; these two must land on different ones.
+  Plan plans[2];
+  Problem* problems[2] = {&decode, &prefill};
+  for (int i = 0; i < 2; ++i) {
+    DeviceProblem d(*problems[i]);
+    AttendScratch scratch;
+    ASSERT_TRUE(scratch.allocate(d.args()));
+    ASSERT_TRUE(status_ok(make_plan(d.args(), &scratch.plan)));
+    plans[i] = scratch.plan;
+  }
+  EXPECT_NE(plans[0].strategy, plans[1].strategy)
+      << "decode- and prefill-shaped calls chose the same strategy";
+  for (Problem* p : problems) {
+    for (bool with_plan : {true, false}) {
+      SCOPED_TRACE(with_plan ? "with plan" : "plan computed inside attend");
+      ASSERT_TRUE(run_attend(*p, with_plan));
+      EXPECT_TRUE(check_attend(*p, naive_attend(p->args())));
+    }
+  }
+}
+
+TEST(GpuAttend, SameInputsAndPlanGiveBitwiseSameOutputs) {
+  SMLA_REQUIRE_GPU();
+  for (const ProblemSpec& s : {decode_spec(), prefill_spec()}) {
+    Problem first(s);
+    DeviceProblem d(first);
+    AttendScratch scratch;
+    ASSERT_TRUE(scratch.allocate(d.args()));
+    ASSERT_TRUE(status_ok(make_plan(d.args(), &scratch.plan)));
+    std::vector<Problem> runs(3, first);
+    for (Problem& run : runs) {
+      run.poison_outputs();
+      for (int id : {kOut, kLse, kMaxLogits}) d.upload(run, id);
+      ASSERT_TRUE(status_ok(attend(d.args(), scratch.ws(), nullptr, &scratch.plan)));
+      SMLA_CUDA_ASSERT(cudaDeviceSynchronize());
+      d.download_outputs(run);
+    }
+    EXPECT_TRUE(check_outputs_identical(runs[0], runs[1]));
+    EXPECT_TRUE(check_outputs_identical(runs[0], runs[2]));
+  }
+}
+
+TEST(GpuAttend, TwoStreamsAtOnce) {
+  SMLA_REQUIRE_GPU();
+  Problem a(decode_spec(KvFormat::int8_ds_mla, 512));
+  Problem b(prefill_spec(KvFormat::bf16, 576));
+  TestStream sa, sb;
+  DeviceProblem da(a), db(b);
+  AttendScratch xa, xb;
+  ASSERT_TRUE(xa.allocate(da.args()));
+  ASSERT_TRUE(xb.allocate(db.args()));
+  // Both calls are queued before either stream is waited on.
+  ASSERT_TRUE(status_ok(make_plan(da.args(), &xa.plan, sa.smla())));
+  ASSERT_TRUE(status_ok(make_plan(db.args(), &xb.plan, sb.smla())));
+  ASSERT_TRUE(status_ok(attend(da.args(), xa.ws(), sa.smla(), &xa.plan)));
+  ASSERT_TRUE(status_ok(attend(db.args(), xb.ws(), sb.smla(), &xb.plan)));
+  SMLA_CUDA_ASSERT(cudaStreamSynchronize(sa.get()));
+  SMLA_CUDA_ASSERT(cudaStreamSynchronize(sb.get()));
+  da.download_outputs(a);
+  db.download_outputs(b);
+  EXPECT_TRUE(check_attend(a, naive_attend(a.args())));
+  EXPECT_TRUE(check_attend(b, naive_attend(b.args())));
+}
+
+TEST(GpuAttend, CudaGraphOfPlanAndAttendReplaysWithNewIndicesAndLengths) {
+  SMLA_REQUIRE_GPU();
+  ProblemSpec s = decode_spec(KvFormat::fp8_ds_mla, 512);
+  s.T = 4;
+  s.extra = true;
+  s.k_x = 128;
+  s.extra_kv.format = KvFormat::bf16;
+  s.extra_lengths = true;
+  Problem first(s);
+  s.seed += 1;  // same shapes and sizes, new q, cache, indices and lengths
+  Problem second(s);
+
+  TestStream stream;
+  DeviceProblem d(first);
+  AttendScratch scratch;
+  ASSERT_TRUE(scratch.allocate(d.args()));
+  // Global mode, like PyTorch's default: any call the library makes that is illegal during
+  // capture (a sync, an allocation) invalidates the capture and fails the test.
+  SMLA_CUDA_ASSERT(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeGlobal));
+  const Status planned = make_plan(d.args(), &scratch.plan, stream.smla());
+  const Status attended = attend(d.args(), scratch.ws(), stream.smla(), &scratch.plan);
+  cudaGraph_t graph = nullptr;
+  SMLA_CUDA_ASSERT(cudaStreamEndCapture(stream.get(), &graph));
+  ASSERT_TRUE(status_ok(planned));
+  ASSERT_TRUE(status_ok(attended));
+  cudaGraphExec_t exec = nullptr;
+  SMLA_CUDA_ASSERT(cudaGraphInstantiate(&exec, graph, 0));
+
+  for (Problem* p : {&first, &second}) {
+    SCOPED_TRACE(p->spec().describe());
+    // Every input (indices and lengths among them) into the captured buffers, outputs
+    // poisoned, then a replay: the plan is rebuilt on the device from the new lengths.
+    p->poison_outputs();
+    for (int id = 0; id < kNumBuffers; ++id) d.upload(*p, id);
+    SMLA_CUDA_ASSERT(cudaGraphLaunch(exec, stream.get()));
+    SMLA_CUDA_ASSERT(cudaStreamSynchronize(stream.get()));
+    d.download_outputs(*p);
+    EXPECT_TRUE(check_attend(*p, naive_attend(p->args())));
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+TEST(GpuAttend, WorkspaceAndPlanAreSizedByTheSelectionNotThePool) {
+  SMLA_REQUIRE_GPU();
+  for (const ProblemSpec& s : {decode_spec(), prefill_spec()}) {
+    Problem p(s);
+    DeviceProblem d(p);
+    // Size queries read shapes only, so the pool may be described without memory: a pool
+    // 4096x larger must not change what the call needs.
+    AttendArgs small = d.args();
+    small.kv.data = nullptr;
+    AttendArgs huge = small;
+    huge.kv.num_blocks *= 4096;
+    size_t ws_small = 0, ws_huge = 0, plan_small = 0, plan_huge = 0;
+    ASSERT_TRUE(status_ok(attend_workspace_size(small, &ws_small)));
+    ASSERT_TRUE(status_ok(attend_workspace_size(huge, &ws_huge)));
+    ASSERT_TRUE(status_ok(plan_size(small, &plan_small)));
+    ASSERT_TRUE(status_ok(plan_size(huge, &plan_huge)));
+    EXPECT_EQ(ws_small, ws_huge) << s.describe();
+    EXPECT_EQ(plan_small, plan_huge) << s.describe();
+  }
+}
+
+}  // namespace
+}  // namespace smla::test::gpu
