@@ -1,0 +1,291 @@
+// The GPU half of `smla bench`: BENCHMARKS.md's anchor rows through the public API on CUDA
+// device pointers, each checked on a sample of tokens against float64 on the host, then
+// timed with CUDA events (L2 flushed before each repetition, median after warm-up; plan and
+// workspace made outside the timed region), next to the device's copy and GEMM ceilings.
+#include "bench_backends.hpp"
+
+#if SMLA_WITH_CUDA
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+
+#include "bench_anchors.hpp"
+#include "cli.hpp"
+#include "cuda_devices.hpp"
+#include "smla/ops.hpp"
+
+namespace smla::cli {
+
+namespace {
+
+// BENCHMARKS.md: write at least 256 MiB before each repetition (an H200's L2 is 60 MB).
+constexpr size_t kFlushBytes = size_t{256} << 20;
+constexpr int kWarmups = 3;
+constexpr int kSampleTokens = 8;  // tokens checked per row (each costs up to ~2 GFLOP of float64)
+constexpr int kGemmN = 8192;
+constexpr size_t kCopyBytes = size_t{1} << 30;
+
+void cuda_check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) throw failure(std::string("bench: ") + what + ": " + cudaGetErrorString(err));
+}
+
+// Device memory owned by the bench for the duration of one row.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
+    if (bytes > 0) cuda_check(cudaMalloc(&ptr_, bytes), "cudaMalloc");
+  }
+  template <class T>
+  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size() * sizeof(T)) {
+    if (bytes_ > 0) cuda_check(cudaMemcpy(ptr_, host.data(), bytes_, cudaMemcpyHostToDevice), "upload");
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() {
+    if (ptr_ != nullptr) cudaFree(ptr_);
+  }
+  void* get() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// Times work on a stream: L2 flush, event, work, event; the median of `reps`.
+class Timer {
+ public:
+  explicit Timer(cudaStream_t stream) : stream_(stream), flush_(kFlushBytes) {
+    cuda_check(cudaEventCreate(&start_), "cudaEventCreate");
+    cuda_check(cudaEventCreate(&stop_), "cudaEventCreate");
+  }
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+  ~Timer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+
+  double median_seconds(int reps, const std::function<void()>& work) {
+    std::vector<double> times;
+    for (int r = 0; r < reps; ++r) {
+      // A different byte each time, so the flush is real writes and not a no-op pattern.
+      cuda_check(cudaMemsetAsync(flush_.get(), r & 0xff, flush_.bytes(), stream_), "L2 flush");
+      cuda_check(cudaEventRecord(start_, stream_), "cudaEventRecord");
+      work();
+      cuda_check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
+      cuda_check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+      float ms = 0;
+      cuda_check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+      times.push_back(ms * 1e-3);
+    }
+    std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
+    return times[reps / 2];
+  }
+
+ private:
+  cudaStream_t stream_;
+  DeviceBuffer flush_;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+};
+
+Ceilings measure_ceilings(cudaStream_t stream, Timer& timer, int reps) {
+  Ceilings ceilings;
+  {
+    DeviceBuffer src(kCopyBytes), dst(kCopyBytes);
+    cuda_check(cudaMemsetAsync(src.get(), 1, kCopyBytes, stream), "cudaMemset");
+    const double t = timer.median_seconds(reps, [&] {
+      cuda_check(cudaMemcpyAsync(dst.get(), src.get(), kCopyBytes, cudaMemcpyDeviceToDevice, stream),
+                 "device-to-device copy");
+    });
+    ceilings.copy_gbps = 2.0 * kCopyBytes / t * 1e-9;  // bytes read + written
+  }
+  const size_t matrix_bytes = size_t{kGemmN} * kGemmN * 2;
+  DeviceBuffer a(matrix_bytes), b(matrix_bytes), c(matrix_bytes);
+  // 0x3c3c is the bf16 0.0115: finite operands, so the GEMM runs at its real rate.
+  cuda_check(cudaMemsetAsync(a.get(), 0x3c, matrix_bytes, stream), "cudaMemset");
+  cuda_check(cudaMemsetAsync(b.get(), 0x3c, matrix_bytes, stream), "cudaMemset");
+  cublasHandle_t handle = nullptr;
+  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) throw failure("bench: cublasCreate failed");
+  cublasSetStream(handle, stream);
+  const float alpha = 1.0f, beta = 0.0f;
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  auto gemm = [&] {
+    const cublasStatus_t s = cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, kGemmN, kGemmN, kGemmN,
+                                          &alpha, a.get(), CUDA_R_16BF, kGemmN, b.get(), CUDA_R_16BF,
+                                          kGemmN, &beta, c.get(), CUDA_R_16BF, kGemmN,
+                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (s != CUBLAS_STATUS_SUCCESS) status = s;
+  };
+  for (int i = 0; i < kWarmups; ++i) gemm();
+  const double t = timer.median_seconds(reps, gemm);
+  cublasDestroy(handle);
+  if (status != CUBLAS_STATUS_SUCCESS) throw failure("bench: cublasGemmEx failed");
+  ceilings.gemm_tflops = 2.0 * kGemmN * kGemmN * static_cast<double>(kGemmN) / t * 1e-12;
+  return ceilings;
+}
+
+void to_device(TensorView& view, const DeviceBuffer& buffer) {
+  if (!view.present()) return;
+  view.data = buffer.get();
+  view.device = Device::cuda(0);
+}
+
+void to_device(KvPool& pool, const DeviceBuffer& buffer) {
+  if (!pool.present()) return;
+  pool.data = buffer.get();
+  pool.device = Device::cuda(0);
+}
+
+bool backend_missing(const Status& status) {
+  return status.code() == StatusCode::not_built || status.code() == StatusCode::unsupported;
+}
+
+// Kernel faults surface at synchronization, not at the launch attend returned from.
+Status synchronize(cudaStream_t stream) {
+  const cudaError_t err = cudaStreamSynchronize(stream);
+  if (err == cudaSuccess) return Status::success();
+  return Status(StatusCode::cuda_error, std::string("attend: ") + cudaGetErrorString(err));
+}
+
+std::string describe(const Status& status) {
+  return status.message() + " [" + status_code_name(status.code()) + "]";
+}
+
+// One anchor row. Returns false, with `*why_not` set, when the GPU backend cannot run it.
+bool run_row(const Workload& workload, int reps, uint64_t seed, cudaStream_t stream, Timer& timer,
+             BenchRow* row, std::string* why_not) {
+  row->workload = workload;
+  const HostProblem problem = make_problem(workload, seed);
+  const int64_t outputs = workload.tokens * workload.h_q;
+  DeviceBuffer q(problem.q), sink(problem.sink);
+  DeviceBuffer kv(problem.main.bytes), indices(problem.main.indices);
+  DeviceBuffer extra_kv(problem.extra.bytes), extra_indices(problem.extra.indices);
+  DeviceBuffer out(static_cast<size_t>(outputs) * kDv * 2);
+  DeviceBuffer lse(static_cast<size_t>(outputs) * 4), max_logits(static_cast<size_t>(outputs) * 4);
+
+  AttendArgs args = problem.attend_args(out.get(), lse.get(), max_logits.get());
+  to_device(args.q, q);
+  to_device(args.kv, kv);
+  to_device(args.indices, indices);
+  to_device(args.extra_kv, extra_kv);
+  to_device(args.extra_indices, extra_indices);
+  to_device(args.sink, sink);
+  for (TensorView* view : {&args.out, &args.lse, &args.max_logits}) view->device = Device::cuda(0);
+
+  // Plan and workspace are made once, outside the timed region (SPEC §3.2).
+  size_t plan_bytes = 0, workspace_bytes = 0;
+  Status status = plan_size(args, &plan_bytes);
+  if (status.ok()) status = attend_workspace_size(args, &workspace_bytes);
+  DeviceBuffer plan_buffer(plan_bytes), workspace(workspace_bytes);
+  Plan plan;
+  plan.data = plan_buffer.get();
+  plan.bytes = plan_bytes;
+  if (status.ok()) status = make_plan(args, &plan, stream);
+  for (int i = 0; i < kWarmups && status.ok(); ++i) {
+    status = attend(args, {workspace.get(), workspace_bytes}, stream, &plan);
+  }
+  if (status.ok()) status = synchronize(stream);
+  if (!status.ok()) {
+    if (backend_missing(status)) {
+      *why_not = describe(status);
+      return false;
+    }
+    row->error = describe(status);
+    return true;
+  }
+
+  // Copy the sampled tokens' outputs to the host; the host problem is the rest of the check.
+  SampledOutputs got;
+  got.tokens = sample_tokens(workload.tokens, kSampleTokens);
+  const size_t head_row = static_cast<size_t>(workload.h_q);
+  got.out.resize(got.tokens.size() * head_row * kDv);
+  got.lse.resize(got.tokens.size() * head_row);
+  got.max_logits.resize(got.tokens.size() * head_row);
+  for (size_t s = 0; s < got.tokens.size(); ++s) {
+    const size_t t = static_cast<size_t>(got.tokens[s]);
+    cuda_check(cudaMemcpy(got.out.data() + s * head_row * kDv,
+                          static_cast<uint16_t*>(out.get()) + t * head_row * kDv,
+                          head_row * kDv * 2, cudaMemcpyDeviceToHost), "copying out back");
+    cuda_check(cudaMemcpy(got.lse.data() + s * head_row, static_cast<float*>(lse.get()) + t * head_row,
+                          head_row * 4, cudaMemcpyDeviceToHost), "copying lse back");
+    cuda_check(cudaMemcpy(got.max_logits.data() + s * head_row,
+                          static_cast<float*>(max_logits.get()) + t * head_row, head_row * 4,
+                          cudaMemcpyDeviceToHost), "copying max_logits back");
+  }
+  row->check = check_against_float64(problem, got);
+  if (!row->check.passed) return true;
+
+  Status timed_status;
+  row->seconds = timer.median_seconds(reps, [&] {
+    const Status s = attend(args, {workspace.get(), workspace_bytes}, stream, &plan);
+    if (!s.ok()) timed_status = s;
+  });
+  if (!timed_status.ok()) {
+    row->error = describe(timed_status);
+    row->seconds = kNotMeasured;
+    return true;
+  }
+  row->reps = reps;
+  row->bytes = problem.bytes_moved();
+  return true;
+}
+
+}  // namespace
+
+std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::string* why_not) {
+  const CudaDevice device = cuda_devices().devices.at(0);
+  cuda_check(cudaSetDevice(0), "cudaSetDevice");
+  cudaStream_t stream = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  const int reps = options.reps > 0 ? options.reps : 20;
+
+  BenchReport report;
+  report.gpu = true;
+  const char* forced = std::getenv("SMLA_BACKEND");
+  report.backend = "cuda:0 " + device.name + " (cc " + std::to_string(device.cc_major) + "." +
+                   std::to_string(device.cc_minor) + ", " + std::to_string(device.sm_count) +
+                   " SMs; SMLA_BACKEND=" + (forced ? forced : "auto") + ")";
+  {
+    Timer timer(stream);
+    report.ceilings = measure_ceilings(stream, timer, reps);
+    uint64_t seed = 2026;
+    bool first_prefill = true, first_decode = true;
+    for (const Anchor& anchor : kAnchors) {
+      const bool wanted = options.rows == RowSelection::all ||
+                          (options.rows == RowSelection::decode) == anchor.decode;
+      bool& first = anchor.decode ? first_decode : first_prefill;
+      if (!wanted || (options.quick && !first)) continue;
+      first = false;
+      BenchRow row;
+      row.anchor_us = anchor.flashmla_us;
+      if (!run_row(anchor_workload(anchor), reps, seed++, stream, timer, &row, why_not)) {
+        cudaStreamDestroy(stream);
+        return std::nullopt;
+      }
+      report.rows.push_back(row);
+    }
+  }
+  cudaStreamDestroy(stream);
+  return report;
+}
+
+}  // namespace smla::cli
+
+#else  // CPU-only build: the caller sees no device and never gets here.
+
+namespace smla::cli {
+
+std::optional<BenchReport> run_gpu_bench(const BenchOptions&, std::string* why_not) {
+  *why_not = "CPU-only build";
+  return std::nullopt;
+}
+
+}  // namespace smla::cli
+
+#endif

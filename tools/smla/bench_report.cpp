@@ -1,0 +1,96 @@
+#include "bench_report.hpp"
+
+#include <cstdio>
+
+namespace smla::cli {
+
+namespace {
+
+std::string number(double value, const char* format) {
+  if (std::isnan(value)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
+std::string check_text(const BenchRow& row) {
+  if (!row.error.empty()) return "ERROR: " + row.error;
+  return (row.check.passed ? "pass (" : "FAIL: ") + row.check.detail + (row.check.passed ? ")" : "");
+}
+
+}  // namespace
+
+bool BenchReport::all_passed() const {
+  for (const BenchRow& row : rows) {
+    if (!row.error.empty() || !row.check.passed) return false;
+  }
+  return !rows.empty();
+}
+
+void print_report(const BenchReport& report) {
+  std::printf("backend: %s%s%s\n", report.backend.c_str(), report.note.empty() ? "" : " (",
+              report.note.empty() ? "" : (report.note + ")").c_str());
+  if (report.gpu) {
+    std::printf("ceilings: device-to-device copy %s GB/s, cuBLAS bf16 GEMM 8192^3 %s TFLOP/s\n",
+                number(report.ceilings.copy_gbps, "%.0f").c_str(),
+                number(report.ceilings.gemm_tflops, "%.0f").c_str());
+  }
+  std::printf("%-14s %-52s %-26s %10s %12s", "workload", "shape", "format", "time us", "tokens/s");
+  if (report.gpu) std::printf(" %8s %8s %7s %7s %11s %6s", "TFLOP/s", "GB/s", "%gemm", "%copy", "FlashMLA us", "ratio");
+  std::printf("  check\n");
+  for (const BenchRow& row : report.rows) {
+    const Workload& w = row.workload;
+    // Never a number for a wrong answer: untimed rows show '-' (BENCHMARKS.md, STYLE.md).
+    const bool t = row.timed();
+    std::printf("%-14s %-52s %-26s %10s %12s", w.name.c_str(), w.shape_text().c_str(),
+                w.format_text().c_str(), number(t ? row.seconds * 1e6 : kNotMeasured, "%.1f").c_str(),
+                number(t ? row.tokens_per_s() : kNotMeasured, "%.1f").c_str());
+    if (report.gpu) {
+      const double tflops = t ? row.tflops() : kNotMeasured;
+      const double gbps = t ? row.gbps() : kNotMeasured;
+      std::printf(" %8s %8s %7s %7s %11s %6s", number(tflops, "%.1f").c_str(), number(gbps, "%.0f").c_str(),
+                  number(tflops / report.ceilings.gemm_tflops * 100, "%.0f%%").c_str(),
+                  number(gbps / report.ceilings.copy_gbps * 100, "%.0f%%").c_str(),
+                  number(row.anchor_us, "%.1f").c_str(),
+                  number(t ? row.anchor_us / (row.seconds * 1e6) : kNotMeasured, "%.2f").c_str());
+    }
+    std::printf("  %s\n", check_text(row).c_str());
+  }
+}
+
+JsonObject report_json(const BenchReport& report) {
+  std::vector<JsonObject> rows;
+  for (const BenchRow& row : report.rows) {
+    const Workload& w = row.workload;
+    JsonObject json;
+    json.add("workload", w.name).add("kind", w.decode ? "decode" : "prefill");
+    json.add("shape", w.shape_text()).add("format", w.format_text());
+    json.add("tokens", w.tokens).add("h_q", w.h_q).add("d_qk", w.d_qk);
+    json.add("topk", int64_t{w.main.topk}).add("extra_topk", int64_t{w.extra.topk});
+    json.add("s_kv", w.main.s_kv).add("sink", w.sink);
+    if (!row.error.empty()) json.add("error", row.error);
+    json.add("check_passed", row.error.empty() && row.check.passed);
+    json.add("check", check_text(row));
+    json.add("reps", row.reps);
+    const bool t = row.timed();
+    json.add("us", t ? row.seconds * 1e6 : kNotMeasured);
+    json.add("tokens_per_s", t ? row.tokens_per_s() : kNotMeasured);
+    json.add("tflops", t ? row.tflops() : kNotMeasured);
+    json.add("gbps", t ? row.gbps() : kNotMeasured);
+    json.add("flashmla_us", row.anchor_us);
+    json.add("ratio", t ? row.anchor_us / (row.seconds * 1e6) : kNotMeasured);
+    rows.push_back(json);
+  }
+  JsonObject out;
+  out.add("command", "bench").add("ok", report.all_passed()).add("backend", report.backend);
+  out.add("note", report.note).add("gpu", report.gpu);
+  if (report.gpu) {
+    out.add("ceilings", JsonObject()
+                            .add("copy_gbps", report.ceilings.copy_gbps)
+                            .add("gemm_bf16_tflops", report.ceilings.gemm_tflops));
+  }
+  out.add("rows", rows);
+  return out;
+}
+
+}  // namespace smla::cli

@@ -1,0 +1,59 @@
+// What `smla bench` measured, and how it is shown: a text table or one JSON object.
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "bench_check.hpp"
+#include "bench_workload.hpp"
+#include "json.hpp"
+
+namespace smla::cli {
+
+enum class RowSelection { prefill, decode, all };
+
+struct BenchOptions {
+  RowSelection rows = RowSelection::all;
+  int reps = 0;           // 0: the backend's default (CPU 3, GPU 20)
+  std::string backend;    // auto | cpu | portable | hopper
+  bool quick = false;
+  bool json = false;
+};
+
+inline constexpr double kNotMeasured = NAN;
+
+struct BenchRow {
+  Workload workload;
+  std::string error;               // attend failed: its message; nothing else is set
+  CheckResult check;
+  int reps = 0;
+  double seconds = kNotMeasured;   // median over reps; set only when the check passed
+  double bytes = kNotMeasured;     // decode rows: BENCHMARKS.md byte count
+  double anchor_us = kNotMeasured; // FlashMLA on an H200, for GPU anchor rows
+
+  bool timed() const { return !std::isnan(seconds); }
+  double tflops() const { return workload.flops() / seconds * 1e-12; }
+  double gbps() const { return bytes / seconds * 1e-9; }
+  double tokens_per_s() const { return static_cast<double>(workload.tokens) / seconds; }
+};
+
+struct Ceilings {
+  double copy_gbps = kNotMeasured;    // device-to-device copy, bytes read + written
+  double gemm_tflops = kNotMeasured;  // cuBLAS bf16 8192^3
+};
+
+struct BenchReport {
+  std::string backend;  // "cpu" or "cuda:0 NVIDIA H200 (SMLA_BACKEND=...)"
+  std::string note;     // why the CPU ran ("no CUDA device"), or "" on the GPU
+  bool gpu = false;
+  Ceilings ceilings;
+  std::vector<BenchRow> rows;
+
+  bool all_passed() const;
+};
+
+void print_report(const BenchReport& report);
+JsonObject report_json(const BenchReport& report);
+
+}  // namespace smla::cli

@@ -1,0 +1,81 @@
+// `smla bench`: checked, then timed. On a CUDA device it reproduces BENCHMARKS.md's anchor
+// rows; without one (or with --backend cpu, or when the GPU backend is not built) it runs the
+// CPU reference on scaled-down DeepSeek workloads and says so.
+#include <cstdio>
+#include <cstdlib>
+
+#include "args.hpp"
+#include "bench_backends.hpp"
+#include "cli.hpp"
+#include "cuda_devices.hpp"
+
+namespace smla::cli {
+
+namespace {
+
+const CommandSpec kSpec{
+    "bench", "smla bench [--rows prefill|decode|all] [--reps N] [--backend B] [--quick]",
+    "Runs DeepSeek-V3.2 (d_qk 576, fp8_v32, 128 heads, top-k 2048) and V4 (d_qk 512, fp8_ds_mla,\n"
+    "64 heads, sink, extra pool) shaped prefill and decode workloads. Each row is first checked\n"
+    "against a float64 evaluation of SPEC section 1 on a sample of tokens with SPEC's tolerances;\n"
+    "a row that fails reports no time, and the command exits 1.\n"
+    "With a CUDA device: BENCHMARKS.md's anchor rows (L2 flushed before each repetition, CUDA\n"
+    "events, median), the device's copy and bf16 GEMM ceilings, and FlashMLA's H200 time per row.\n"
+    "Without one: the CPU reference backend, T scaled down so it finishes in seconds.",
+    {{"--rows", "R", "prefill | decode | all (default all)"},
+     {"--reps", "N", "timed repetitions, median reported (default: CPU 3, GPU 20)"},
+     {"--backend", "B", "auto | cpu | portable | hopper (default auto; sets SMLA_BACKEND)"},
+     {"--quick", nullptr, "fewer tokens on the CPU, the first row of each kind on the GPU"}},
+    0,
+    0};
+
+RowSelection parse_rows(const Args& args) {
+  const std::string rows = args.value("--rows").value_or("all");
+  if (rows == "prefill") return RowSelection::prefill;
+  if (rows == "decode") return RowSelection::decode;
+  if (rows == "all") return RowSelection::all;
+  throw usage_error("--rows expects prefill, decode or all, got '" + rows + "'");
+}
+
+BenchReport run(const BenchOptions& options) {
+  if (options.backend == "cpu") return run_cpu_bench(options, "forced by --backend cpu");
+  const CudaDeviceList list = cuda_devices();
+  if (list.devices.empty()) return run_cpu_bench(options, list.why_none);
+  std::string why_not;
+  if (std::optional<BenchReport> report = run_gpu_bench(options, &why_not)) return *report;
+  return run_cpu_bench(options, "GPU backend unavailable: " + why_not + "; fell back to the CPU reference");
+}
+
+}  // namespace
+
+int bench_command(const std::vector<std::string>& argv) {
+  const Args args(kSpec, argv);
+  if (args.help()) {
+    std::printf("%s", args.help_text().c_str());
+    return kExitOk;
+  }
+  BenchOptions options;
+  options.rows = parse_rows(args);
+  options.reps = static_cast<int>(args.integer("--reps", 0, 1, 10000));
+  options.backend = args.value("--backend").value_or("auto");
+  options.quick = args.flag("--quick");
+  options.json = args.json();
+  if (options.backend != "auto" && options.backend != "cpu" && options.backend != "portable" &&
+      options.backend != "hopper") {
+    throw usage_error("--backend expects auto, cpu, portable or hopper, got '" + options.backend + "'");
+  }
+  // The library reads SMLA_BACKEND to force a GPU path (SPEC §6); set it before any call.
+  if (options.backend == "portable" || options.backend == "hopper") {
+    setenv("SMLA_BACKEND", options.backend.c_str(), 1);
+  }
+
+  const BenchReport report = run(options);
+  if (options.json) {
+    std::printf("%s\n", report_json(report).str().c_str());
+  } else {
+    print_report(report);
+  }
+  return report.all_passed() ? kExitOk : kExitFailure;
+}
+
+}  // namespace smla::cli

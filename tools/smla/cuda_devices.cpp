@@ -1,0 +1,81 @@
+#include "cuda_devices.hpp"
+
+#include <sstream>
+
+#include "smla/ops.hpp"
+
+#if SMLA_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace smla::cli {
+
+namespace {
+
+std::vector<std::string> compiled_arch_list() {
+  std::vector<std::string> archs;
+  std::istringstream list(compiled_cuda_architectures());
+  for (std::string arch; std::getline(list, arch, ';');) {
+    if (!arch.empty()) archs.push_back(arch);
+  }
+  return archs;
+}
+
+// The lowest plain (non-"a") architecture compiled: its cubin or PTX runs on that and newer.
+int lowest_portable_arch() {
+  int lowest = 0;
+  for (const std::string& arch : compiled_arch_list()) {
+    if (arch.back() == 'a') continue;
+    const int value = std::stoi(arch);
+    if (lowest == 0 || value < lowest) lowest = value;
+  }
+  return lowest;
+}
+
+}  // namespace
+
+CudaDeviceList cuda_devices() {
+  CudaDeviceList list;
+#if SMLA_WITH_CUDA
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    list.why_none = std::string("no CUDA device; ") + cudaGetErrorString(err);
+    return list;
+  }
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+    list.devices.push_back({i, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
+                            static_cast<int64_t>(prop.totalGlobalMem)});
+  }
+  if (list.devices.empty()) list.why_none = "no CUDA device";
+#else
+  list.why_none = "no CUDA device; CPU-only build";
+#endif
+  return list;
+}
+
+GpuPaths compiled_gpu_paths() {
+  GpuPaths paths;
+  for (const std::string& arch : compiled_arch_list()) {
+    if (arch == "90a") {
+      paths.hopper_compiled = true;
+    } else if (arch.back() != 'a') {
+      paths.portable_compiled = true;
+    }
+  }
+  return paths;
+}
+
+bool hopper_runs_on(const CudaDevice& device) {
+  // sm_90a code runs on compute capability 9.0 exactly: "a" features are not forward-compatible.
+  return compiled_gpu_paths().hopper_compiled && device.cc_major == 9 && device.cc_minor == 0;
+}
+
+bool portable_runs_on(const CudaDevice& device) {
+  const int lowest = lowest_portable_arch();
+  return lowest != 0 && device.cc_major * 10 + device.cc_minor >= lowest;
+}
+
+}  // namespace smla::cli

@@ -1,0 +1,37 @@
+// The CUDA devices this process sees, for `smla info` and the GPU bench. The only place of
+// the tool that asks the CUDA runtime about devices; a CPU-only build sees none.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace smla::cli {
+
+struct CudaDevice {
+  int ordinal = 0;
+  std::string name;
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_count = 0;
+  int64_t memory_bytes = 0;
+};
+
+struct CudaDeviceList {
+  std::vector<CudaDevice> devices;
+  std::string why_none;  // when empty: "no CUDA device; CPU-only build" or the runtime's answer
+};
+
+CudaDeviceList cuda_devices();
+
+// Which GPU paths this build compiled (from smla::compiled_cuda_architectures()) and which
+// of them a device of this compute capability can run.
+struct GpuPaths {
+  bool portable_compiled = false;  // any architecture but sm_90a: mma.sync kernels (+ PTX)
+  bool hopper_compiled = false;    // sm_90a: wgmma / TMA kernels
+};
+GpuPaths compiled_gpu_paths();
+bool hopper_runs_on(const CudaDevice& device);
+bool portable_runs_on(const CudaDevice& device);
+
+}  // namespace smla::cli
