@@ -1,0 +1,45 @@
+// A small seeded generator for test workloads. Written out (splitmix64 + Box-Muller) rather
+// than taken from <random>, whose distributions differ between standard libraries: a seed
+// names the same workload on every machine, so a failing case can be replayed anywhere.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+
+namespace smla::test {
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, 1), 53 random bits.
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
+  // Uniform integer in [lo, hi] (inclusive; hi >= lo).
+  int64_t uniform_int(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
+  }
+  // N(0, stddev^2) as float.
+  float normal(double stddev) {
+    const double u1 = 1.0 - uniform();  // (0, 1]: log stays finite
+    const double u2 = uniform();
+    return static_cast<float>(stddev * std::sqrt(-2.0 * std::log(u1)) *
+                              std::cos(6.283185307179586 * u2));
+  }
+  template <class T, size_t N>
+  T pick(const T (&values)[N]) {
+    return values[uniform_int(0, static_cast<int64_t>(N) - 1)];
+  }
+
+ private:
+  uint64_t state_;
+};
+
+}  // namespace smla::test
