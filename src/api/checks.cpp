@@ -32,7 +32,10 @@ std::string dims_string(const std::vector<Dim>& dims) {
   for (size_t i = 0; i < dims.size(); ++i) {
     if (i > 0) s += ", ";
     s += dims[i].symbol;
-    if (dims[i].extent != kAny) s += "=" + std::to_string(dims[i].extent);
+    if (dims[i].extent != kAny) {
+      s += '=';
+      s += std::to_string(dims[i].extent);
+    }
   }
   return s + "]";
 }
