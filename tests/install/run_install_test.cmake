@@ -43,3 +43,9 @@ run_step("compile and link the consumer with pkg-config flags"
 get_filename_component(lib_dir "${pc_dir}" DIRECTORY)
 set(ENV{LD_LIBRARY_PATH} "${lib_dir}")
 run_step("run the consumer (pkg-config)" "${WORK_DIR}/consumer-pc")
+
+# 3. The installed CLI, when the build has one, runs from the prefix (its RPATH finds libsmla).
+if(EXISTS "${prefix}/bin/smla")
+  unset(ENV{LD_LIBRARY_PATH})
+  run_step("run the installed CLI" "${prefix}/bin/smla" info)
+endif()
