@@ -155,6 +155,21 @@ TEST(FormatOps, EdgeRows) {
   }
 }
 
+TEST(FormatOps, Fp8TopOfBf16RangeDequantizesToInfinity) {
+  // docs/formats.md, known edges: amax 1.9375 * 2^127 -> s = 2^120, x / s = 248, a tie that
+  // rounds to the even 256 = 2^8, and 2^8 * 2^120 overflows f32. One bf16 step below
+  // (1.9296875 * 2^127 -> 247 -> 240) stays finite.
+  for (const Case& c : all_cases()) {
+    if (c.format != KvFormat::fp8_v32 && c.format != KvFormat::fp8_ds_mla) continue;
+    Rows rows(2, c.d_qk);
+    rows.row(0)[0] = bf16(0x1.fp127f);
+    rows.row(1)[0] = bf16(0x1.edp127f);
+    Rows back = round_trip(c, rows);
+    EXPECT_EQ(bf16_to_float(back.row(0)[0]), kInf) << c.name;
+    EXPECT_EQ(bf16_to_float(back.row(1)[0]), 240.0f * 0x1p120f) << c.name;
+  }
+}
+
 TEST(FormatOps, ZeroRowsGiveMinimumScalesAndZeroValues) {
   for (const Case& c : all_cases()) {
     Rows rows(1, c.d_qk);
