@@ -8,6 +8,10 @@ argument, what was expected and what was given.
 
 from __future__ import annotations
 
+import contextlib
+import re
+from typing import Dict, Iterator
+
 
 class SmlaError(RuntimeError):
     """Base class of every error reported by the smla library."""
@@ -46,3 +50,19 @@ _BY_CODE = {
 def error_class(code: int) -> type:
     """The exception class of a StatusCode (called by the extension's error translator)."""
     return _BY_CODE.get(code, InternalError)
+
+
+@contextlib.contextmanager
+def argument_names(names: Dict[str, str]) -> Iterator[None]:
+    """Re-raises smla errors with the library's argument names replaced by the caller's.
+
+    The library names its own parameters (``lengths``, ``sink`` ...); a front such as
+    smla.flash_mla exposes them under other names (``topk_length``, ``attn_sink``), and its
+    caller must read the name it passed.
+    """
+    try:
+        yield
+    except SmlaError as error:
+        pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+        message = pattern.sub(lambda m: names[m.group(1)], str(error))
+        raise type(error)(message) from None

@@ -38,8 +38,9 @@ class Plan:
     buffer: Any
 
 
-def _attend_call(q, kv, indices, scale, out, lse, max_logits, *, format, lengths, kv_scales,
-                 extra_kv, extra_indices, extra_lengths, extra_format, extra_kv_scales, sink):
+def _attend_call(q, kv, indices, scale, out, lse, max_logits, *, format=None, lengths=None,
+                 kv_scales=None, extra_kv=None, extra_indices=None, extra_lengths=None,
+                 extra_format=None, extra_kv_scales=None, sink=None):
     d_qk = int(q.shape[-1])
     if format is None:
         format = infer_format(kv, d_qk, kv_scales, "kv")
@@ -53,15 +54,28 @@ def _attend_call(q, kv, indices, scale, out, lse, max_logits, *, format, lengths
         extra_lengths=as_core(extra_lengths), sink=as_core(sink))
 
 
-def _outputs(q, out, lse, max_logits, want_stats=True):
+def _outputs(q, out, lse, max_logits):
     rows = tuple(q.shape[:-1])
     if out is None:
         out = empty(q, rows + (D_V,), "bf16")
-    if want_stats and lse is None:
+    if lse is None:
         lse = empty(q, rows, "f32")
-    if want_stats and max_logits is None:
+    if max_logits is None:
         max_logits = empty(q, rows, "f32")
     return out, lse, max_logits
+
+
+def run_attend(q, kv, indices, scale, out, lse, max_logits, *, plan, stream, **pool_args):
+    """:func:`attend` into given outputs (lse and max_logits may be None: not computed).
+
+    ``pool_args`` are attend's keyword arguments that describe the pools, lengths and sink.
+    The workspace is allocated here, with q's framework, sized by the library's query.
+    """
+    call = _attend_call(q, kv, indices, scale, out, lse, max_logits, **pool_args)
+    size = call.workspace_size()
+    workspace = empty(q, (size,), "u8") if size else None
+    call.run(as_core(workspace), plan.core if plan is not None else None,
+             stream_handle(q, stream))
 
 
 def plan(q: Any, kv: Any, indices: Any, scale: float, *, format: Optional[str] = None,
@@ -114,14 +128,10 @@ def attend(q: Any, kv: Any, indices: Any, scale: float, *, format: Optional[str]
         lse is +inf and out 0 for a token with no valid entry; lse ignores the sink.
     """
     out, lse, max_logits = _outputs(q, out, lse, max_logits)
-    call = _attend_call(q, kv, indices, scale, out, lse, max_logits, format=format,
-                        lengths=lengths, kv_scales=kv_scales, extra_kv=extra_kv,
-                        extra_indices=extra_indices, extra_lengths=extra_lengths,
-                        extra_format=extra_format, extra_kv_scales=extra_kv_scales, sink=sink)
-    size = call.workspace_size()
-    workspace = empty(q, (size,), "u8") if size else None
-    call.run(as_core(workspace), plan.core if plan is not None else None,
-             stream_handle(q, stream))
+    run_attend(q, kv, indices, scale, out, lse, max_logits, plan=plan, stream=stream,
+               format=format, lengths=lengths, kv_scales=kv_scales, extra_kv=extra_kv,
+               extra_indices=extra_indices, extra_lengths=extra_lengths,
+               extra_format=extra_format, extra_kv_scales=extra_kv_scales, sink=sink)
     return out, lse, max_logits
 
 

@@ -50,9 +50,21 @@ void run_released(Fn&& fn) {
 }
 
 void bind_attend(nb::module_& m) {
+  // The key is exposed as a signed 64-bit int (same bits) so that it fits torch's `int`
+  // when a plan travels through a torch custom op as (buffer, key, strategy).
   nb::class_<Plan>(m, "Plan", "A split-KV schedule made by AttendCall.make_plan (SPEC §3.2).")
+      .def(
+          "__init__",
+          [](Plan* self, std::optional<OutArray> buffer, int64_t key, int32_t strategy) {
+            Plan plan;
+            plan.data = buffer_pointer(buffer, &plan.bytes, "plan buffer");
+            plan.key = static_cast<uint64_t>(key);
+            plan.strategy = strategy;
+            new (self) Plan(plan);
+          },
+          "buffer"_a.none(), "key"_a, "strategy"_a)
       .def_ro("bytes", &Plan::bytes)
-      .def_ro("key", &Plan::key)
+      .def_prop_ro("key", [](const Plan& plan) { return static_cast<int64_t>(plan.key); })
       .def_ro("strategy", &Plan::strategy);
 
   nb::class_<AttendCall>(m, "AttendCall",

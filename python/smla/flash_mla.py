@@ -1,0 +1,228 @@
+"""A drop-in for FlashMLA's sparse interface (``flash_mla``), backed by smla.
+
+Replace ``from flash_mla import ...`` by ``from smla.flash_mla import ...``: the names,
+argument names, shapes and return values are FlashMLA's (docs/migrating-from-flashmla.md
+lists the differences). Arrays of any DLPack framework are accepted; with torch tensors the
+calls go through the torch custom ops ``torch.ops.smla.sparse_prefill`` / ``sparse_decode``
+(registered on import when torch is importable), so torch.compile and CUDA graphs see them.
+
+KV caches (``k_cache``, ``extra_k_cache``): [num_blocks, page_block_size, 1, bytes per token],
+uint8 or float8_e4m3fn; the format follows from d_qk and the bytes per token (656: fp8_v32,
+the DeepSeek-V3.2 layout; 584: fp8_ds_mla, the DeepSeek-V4 layout; 528: int8_ds_mla;
+2 * d_qk bf16 elements: bf16), or is named with ``format=`` / ``extra_format=``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional, Tuple
+
+from . import _sparse
+from ._arrays import is_torch
+from ._errors import InvalidArgumentError, NotBuiltError, argument_names
+from ._formats import infer_format
+from .ops import Plan, plan as make_plan
+
+try:
+    from . import _torch_ops
+except ImportError:  # torch is not installed: the framework-neutral path serves every call
+    _torch_ops = None
+
+
+@dataclasses.dataclass
+class FlashMLASchedMeta:
+    """Scheduling metadata shared by the calls of one decode step (FlashMLA's object).
+
+    Empty until the first :func:`flash_mla_with_kvcache` call that uses it, which records the
+    call's configuration and makes smla's plan; later calls must have the same shapes and the
+    same ``cache_seqlens``/``topk_length``/``extra_topk_length`` values (FlashMLA's reuse
+    rule). A call whose shapes differ raises ValueError; changed length values are not
+    detectable and give wrong results, as in FlashMLA. Create a new one per decode step.
+    """
+
+    @dataclasses.dataclass
+    class Config:
+        b: int
+        s_q: int
+        h_q: int
+        page_block_size: int
+        h_k: int
+        causal: bool
+        is_fp8_kvcache: bool
+        topk: Optional[int]
+        extra_page_block_size: Optional[int]
+        extra_topk: Optional[int]
+
+    have_initialized: bool = False
+    config: Optional[Config] = None
+    plan: Optional[Plan] = None
+
+
+def get_mla_metadata(*args: Any, **kwargs: Any) -> Tuple[FlashMLASchedMeta, None]:
+    """Returns ``(FlashMLASchedMeta(), None)``, FlashMLA's current form.
+
+    The arguments of FlashMLA's older signature (cache_seqlens, num_q_tokens_per_head_k,
+    num_heads_k, ...) are accepted and ignored: the schedule is made on first use.
+    """
+    return FlashMLASchedMeta(), None
+
+
+def flash_mla_sparse_fwd(q: Any, kv: Any, indices: Any, sm_scale: float, d_v: int = 512,
+                         attn_sink: Any = None, topk_length: Any = None, *,
+                         stream: Any = None) -> Tuple[Any, Any, Any]:
+    """Sparse attention prefill (FlashMLA's ``flash_mla_sparse_fwd``).
+
+    Args:
+        q: [s_q, h_q, d_qk] bfloat16, d_qk 576 or 512.
+        kv: [s_kv, h_kv=1, d_qk] bfloat16.
+        indices: [s_q, h_kv=1, topk] int32; -1 or >= s_kv entries are skipped.
+        sm_scale: softmax scale.
+        d_v: must be 512.
+        attn_sink: optional [h_q] float32; scales out by exp(lse) / (exp(lse) + exp(sink)).
+        topk_length: optional [s_q] int32; token i uses indices[i, 0, :topk_length[i]].
+        stream: (smla) CUDA stream for non-torch arrays; default the current stream.
+
+    Returns:
+        (out [s_q, h_q, 512] bfloat16, max_logits [s_q, h_q] float32,
+         lse [s_q, h_q] float32, natural log, +inf for a token with no valid index).
+    """
+    _sparse.check_d_v(d_v, "d_v")
+    if is_torch(q) and _torch_ops is not None:
+        return _torch_ops.sparse_prefill(q, kv, indices, float(sm_scale), attn_sink,
+                                         topk_length)
+    return _sparse.sparse_prefill(q, kv, indices, sm_scale, attn_sink, topk_length, stream)
+
+
+def _check_config(meta: FlashMLASchedMeta, config: FlashMLASchedMeta.Config) -> None:
+    if not meta.have_initialized:
+        meta.config = config
+        meta.have_initialized = True
+        return
+    for field in dataclasses.fields(config):
+        recorded, given = getattr(meta.config, field.name), getattr(config, field.name)
+        if recorded != given:
+            raise InvalidArgumentError(
+                f"tile_scheduler_metadata: made for {field.name}={recorded}, this call has "
+                f"{field.name}={given}; a FlashMLASchedMeta is reused only by calls of the "
+                f"same shapes (make a new one with get_mla_metadata())")
+
+
+def _decode_format(k_cache, format, is_fp8_kvcache, d_qk, name):
+    if format is None:
+        format = infer_format(k_cache, d_qk, None, name)
+    if format.startswith("fp8") != bool(is_fp8_kvcache):
+        raise InvalidArgumentError(
+            f"is_fp8_kvcache: {name} holds {format}, so is_fp8_kvcache must be "
+            f"{format.startswith('fp8')}, got {is_fp8_kvcache}")
+    return format
+
+
+def flash_mla_with_kvcache(
+    q: Any,
+    k_cache: Any,
+    block_table: Any = None,
+    cache_seqlens: Any = None,
+    head_dim_v: int = 512,
+    tile_scheduler_metadata: Optional[FlashMLASchedMeta] = None,
+    num_splits: None = None,
+    softmax_scale: Optional[float] = None,
+    causal: bool = False,
+    is_fp8_kvcache: bool = False,
+    indices: Any = None,
+    attn_sink: Any = None,
+    extra_k_cache: Any = None,
+    extra_indices_in_kvcache: Any = None,
+    topk_length: Any = None,
+    extra_topk_length: Any = None,
+    *,
+    format: Optional[str] = None,
+    extra_format: Optional[str] = None,
+    stream: Any = None,
+) -> Tuple[Any, Any]:
+    """Sparse MLA decode over paged KV caches (FlashMLA's ``flash_mla_with_kvcache``).
+
+    Args:
+        q: [b, s_q, h_q, d_qk] bfloat16 (d_qk 576 for V3.2, 512 for V4; s_q > 1 for MTP).
+        k_cache: [num_blocks, page_block_size, 1, bytes per token] (module docstring).
+        block_table, cache_seqlens: unused in sparse mode (FlashMLA's dense mode is not
+            implemented yet: calling without ``indices`` raises NotImplementedError).
+        head_dim_v: must be 512.
+        tile_scheduler_metadata: from :func:`get_mla_metadata`; None makes no reuse.
+        num_splits: must be None.
+        softmax_scale: default d_qk ** -0.5.
+        causal: must be False in sparse mode.
+        is_fp8_kvcache: True for the fp8 formats, False for bf16 and int8_ds_mla caches.
+        indices: [b, s_q, topk] int32 slot ids, block * page_block_size + offset; -1 skips.
+        attn_sink: optional [h_q] float32 (+inf zeroes the output; lse is unaffected).
+        extra_k_cache, extra_indices_in_kvcache [b, s_q, extra_topk]: an optional second
+            pool attended together with the first (DeepSeek-V4's sliding window).
+        topk_length, extra_topk_length: optional [b] int32; request i uses only the first
+            topk_length[i] entries of its rows.
+        format, extra_format: (smla) the caches' formats when not inferable from shape.
+        stream: (smla) CUDA stream for non-torch arrays; default the current stream.
+
+    Returns:
+        (out [b, s_q, h_q, 512] bfloat16, lse [b, h_q, s_q] float32).
+    """
+    if indices is None:
+        raise NotBuiltError(
+            "indices: smla implements FlashMLA's sparse mode only; dense paged decode "
+            "(block_table + cache_seqlens) is planned (SPEC §3.5)")
+    if num_splits is not None:
+        raise InvalidArgumentError("num_splits: must be None (FlashMLA's current interface)")
+    if causal:
+        raise InvalidArgumentError("causal: must be False when indices are given (sparse mode)")
+    if extra_k_cache is None and (extra_indices_in_kvcache is not None or
+                                  extra_topk_length is not None):
+        raise InvalidArgumentError(
+            "extra_indices_in_kvcache: given without extra_k_cache")
+    if extra_k_cache is not None and extra_indices_in_kvcache is None:
+        raise InvalidArgumentError("extra_indices_in_kvcache: required with extra_k_cache")
+    if tile_scheduler_metadata is not None and not isinstance(tile_scheduler_metadata,
+                                                              FlashMLASchedMeta):
+        raise TypeError("tile_scheduler_metadata: expected the FlashMLASchedMeta of "
+                        f"get_mla_metadata(), got {type(tile_scheduler_metadata).__name__}")
+    _sparse.check_d_v(head_dim_v, "head_dim_v")
+    _sparse.check_decode_shapes(q, indices, extra_indices_in_kvcache)
+    d_qk = int(q.shape[-1])
+    if softmax_scale is None:
+        softmax_scale = d_qk ** -0.5
+    format = _decode_format(k_cache, format, is_fp8_kvcache, d_qk, "k_cache")
+    if extra_k_cache is not None:
+        extra_format = _decode_format(extra_k_cache, extra_format, is_fp8_kvcache, d_qk,
+                                      "extra_k_cache")
+
+    meta = tile_scheduler_metadata
+    if meta is not None:
+        _check_config(meta, FlashMLASchedMeta.Config(
+            b=int(q.shape[0]), s_q=int(q.shape[1]), h_q=int(q.shape[2]),
+            page_block_size=int(k_cache.shape[1]), h_k=int(k_cache.shape[2]), causal=causal,
+            is_fp8_kvcache=bool(is_fp8_kvcache), topk=int(indices.shape[-1]),
+            extra_page_block_size=None if extra_k_cache is None else int(extra_k_cache.shape[1]),
+            extra_topk=None if extra_indices_in_kvcache is None
+            else int(extra_indices_in_kvcache.shape[-1])))
+
+    use_torch = is_torch(q) and _torch_ops is not None
+    if meta is not None and meta.plan is None and not (use_torch and _torch_ops.is_compiling()):
+        # Under torch.compile the plan is made inside each call instead: a plan made while
+        # tracing would be a fake tensor.
+        with argument_names(_sparse.DECODE_NAMES):
+            meta.plan = make_plan(
+                q[:, 0], k_cache, indices[:, 0], softmax_scale, format=format,
+                lengths=topk_length, extra_kv=extra_k_cache, extra_format=extra_format,
+                extra_indices=None if extra_indices_in_kvcache is None
+                else extra_indices_in_kvcache[:, 0],
+                extra_lengths=extra_topk_length, sink=attn_sink, stream=stream)
+    plan = meta.plan if meta is not None else None
+
+    if use_torch:
+        return _torch_ops.sparse_decode(
+            q, k_cache, indices, float(softmax_scale), format, topk_length, attn_sink,
+            extra_k_cache, extra_format, extra_indices_in_kvcache, extra_topk_length, plan)
+    return _sparse.sparse_decode(
+        q, k_cache, indices, softmax_scale, format, topk_length, attn_sink, extra_k_cache,
+        extra_format, extra_indices_in_kvcache, extra_topk_length, plan, stream)
+
+
+__all__ = ["FlashMLASchedMeta", "get_mla_metadata", "flash_mla_sparse_fwd",
+           "flash_mla_with_kvcache"]

@@ -1,0 +1,118 @@
+"""Bad input (SPEC §5) through the Python package: each failure is the Python exception of
+its status code, its message names the argument, and a failed call writes nothing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import reference
+import smla
+from conftest import make_indices, make_pool, make_q, make_rows
+from smla import _errors
+
+
+def test_exception_classes_follow_status_codes():
+    assert issubclass(smla.InvalidArgumentError, ValueError)
+    assert issubclass(smla.NotBuiltError, NotImplementedError)
+    assert issubclass(smla.UnsupportedError, NotImplementedError)
+    for cls in (smla.InvalidArgumentError, smla.NotBuiltError, smla.UnsupportedError,
+                smla.CudaError, smla.InternalError):
+        assert issubclass(cls, smla.SmlaError) and issubclass(cls, RuntimeError)
+    assert [_errors.error_class(c) for c in (1, 2, 3, 4, 5)] == [
+        smla.InvalidArgumentError, smla.NotBuiltError, smla.UnsupportedError, smla.CudaError,
+        smla.InternalError]
+
+
+@pytest.fixture
+def good(rng):
+    cache, keys = make_pool(rng, "fp8_v32", 576, num_blocks=2, block_size=8)
+    return dict(q=make_q(rng, 3, 4, 576), kv=cache, indices=make_indices(rng, 3, 8, 16))
+
+
+def _bad_attend_cases(good):
+    q, kv, idx = good["q"], good["kv"], good["indices"]
+    f32 = np.zeros
+    return {
+        # name in message: (args, kwargs)
+        "q-dtype": ("q", (q.astype(np.float32), kv, idx), {}),
+        "q-rank": ("q", (q[0], kv, idx), {}),
+        "q-stride": ("q", (np.repeat(q, 2, axis=2)[:, :, ::2], kv, idx), {}),
+        "indices-dtype": ("indices", (q, kv, idx.astype(np.int64)), {}),
+        "indices-rows": ("indices", (q, kv, idx[:2]), {}),
+        "lengths-shape": ("lengths", (q, kv, idx), {"lengths": np.zeros(2, np.int32)}),
+        "lengths-dtype": ("lengths", (q, kv, idx), {"lengths": f32(3, np.float32)}),
+        "sink-shape": ("sink", (q, kv, idx), {"sink": f32(5, np.float32)}),
+        "kv-format-d_qk": ("kv", (q, kv, idx), {"format": "fp8_ds_mla"}),
+        "kv-unknown-format": ("kv", (q, kv, idx), {"format": "fp4"}),
+        "kv-token-bytes": ("kv", (q, kv[..., :600], idx), {"format": "fp8_v32"}),
+        "kv-inferred": ("kv", (q, kv[..., :600], idx), {}),
+        "kv-heads": ("kv", (q, np.stack([kv, kv], axis=2), idx), {}),
+        "kv-scales": ("kv", (q, kv, idx), {"kv_scales": f32((2, 8), np.float32)}),
+        "extra_indices-alone": ("extra_indices", (q, kv, idx),
+                                {"extra_kv": kv, "extra_indices": None}),
+        "out-shape": ("out", (q, kv, idx), {"out": f32((3, 4, 256), np.uint16)}),
+        "lse-dtype": ("lse", (q, kv, idx), {"lse": f32((3, 4), np.int32)}),
+        "max_logits-shape": ("max_logits", (q, kv, idx), {"max_logits": f32((4, 3), np.float32)}),
+    }
+
+
+@pytest.mark.parametrize("case", list(_bad_attend_cases({"q": np.zeros((3, 4, 576), np.uint16),
+                                                          "kv": np.zeros((2, 8, 656), np.uint8),
+                                                          "indices": np.zeros((3, 8), np.int32)})))
+def test_attend_rejects_bad_argument_by_name(good, case):
+    name, args, kwargs = _bad_attend_cases(good)[case]
+    with pytest.raises(ValueError, match=rf"\b{name}\b") as info:
+        smla.attend(*args, 0.1, **kwargs)
+    assert isinstance(info.value, smla.InvalidArgumentError)
+
+
+def test_failed_call_writes_nothing(good):
+    out = np.full((3, 4, 512), 0x7777, np.uint16)
+    lse = np.full((3, 4), 42.0, np.float32)
+    with pytest.raises(ValueError):
+        smla.attend(good["q"], good["kv"], good["indices"], 0.1, out=out, lse=lse,
+                    sink=np.zeros(7, np.float32))
+    assert np.all(out == 0x7777) and np.all(lse == 42.0)
+
+    cache = np.full((1, 4, 656), 9, np.uint8)
+    with pytest.raises(ValueError, match="slots"):
+        smla.write_cache(make_rows(np.random.default_rng(0), 2, 576),
+                         np.zeros(3, np.int32), cache)
+    assert np.all(cache == 9)
+
+
+def test_read_only_output_is_rejected(good):
+    out = np.zeros((3, 4, 512), np.uint16)
+    out.flags.writeable = False
+    with pytest.raises((ValueError, TypeError)):
+        smla.attend(good["q"], good["kv"], good["indices"], 0.1, out=out)
+
+
+def test_format_op_errors(rng):
+    rows = make_rows(rng, 4, 576)
+    with pytest.raises(ValueError, match="format"):
+        smla.quantize(rows, "fp8_ds_mla")                   # holds d_qk 512 only
+    with pytest.raises(ValueError, match="rows"):
+        smla.quantize(rows.astype(np.float32), "fp8_v32")
+    with pytest.raises(ValueError, match="rows"):
+        smla.quantize(rows, "fp8_v32", cache=np.zeros((1, 2, 656), np.uint8))   # 4 > 2 slots
+    with pytest.raises(ValueError, match="cache_scales"):
+        smla.quantize(make_rows(rng, 2, 512), "int8_ds_mla", cache=np.zeros((1, 2, 512), np.int8),
+                      cache_scales=np.zeros((1, 3), np.float32))
+    with pytest.raises(ValueError, match="cache"):
+        smla.dequantize(np.zeros((1, 2, 100), np.uint8), "fp8_v32")
+    with pytest.raises(ValueError, match="slots"):
+        smla.write_cache(rows, np.zeros(4, np.int64), np.zeros((1, 4, 656), np.uint8))
+    with pytest.raises(ValueError, match="partial_lse"):
+        smla.combine(np.zeros((2, 3, 4, 512), np.float32), np.zeros((2, 3, 5), np.float32))
+    with pytest.raises(TypeError, match="stream"):
+        smla.attend(make_q(rng, 1, 1, 576), np.zeros((1, 1, 656), np.uint8),
+                    np.zeros((1, 1), np.int32), 1.0, stream="default")
+
+
+def test_build_information():
+    import importlib.metadata
+    assert smla.__version__ == importlib.metadata.version("smla")
+    if smla.compiled_cuda_architectures() == "":
+        assert smla.cuda_device_count() == 0

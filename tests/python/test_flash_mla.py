@@ -1,0 +1,161 @@
+"""smla.flash_mla with NumPy arrays on the CPU: FlashMLA's shapes and returns, against the
+NumPy oracle, and FlashMLA's metadata reuse rules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import reference
+import smla
+from conftest import make_indices, make_pool, make_q, make_rows
+from smla.flash_mla import (FlashMLASchedMeta, flash_mla_sparse_fwd, flash_mla_with_kvcache,
+                            get_mla_metadata)
+
+
+@pytest.mark.parametrize("d_qk", [576, 512])
+@pytest.mark.parametrize("optional", [False, True])
+def test_sparse_fwd_matches_oracle(rng, d_qk, optional):
+    s_q, h_q, s_kv, topk = 4, 8, 40, 16
+    q = make_q(rng, s_q, h_q, d_qk)
+    kv = make_rows(rng, s_kv, d_qk)[:, None, :]                 # [s_kv, 1, d_qk]
+    indices = make_indices(rng, s_q, topk, s_kv)[:, None, :]    # [s_q, 1, topk]
+    sink = rng.standard_normal(h_q).astype(np.float32) if optional else None
+    topk_length = np.array([16, 5, 0, 9], np.int32) if optional else None
+
+    out, max_logits, lse = flash_mla_sparse_fwd(q, kv, indices, 0.06, attn_sink=sink,
+                                                topk_length=topk_length)
+
+    assert out.shape == (s_q, h_q, 512) and max_logits.shape == lse.shape == (s_q, h_q)
+    ref = reference.attend(q.astype(np.float32), kv[:, 0].astype(np.float32), indices[:, 0],
+                           0.06, topk_length, sink=sink)
+    reference.check_out(out, ref[0])
+    reference.check_stat(lse, ref[1], "lse")
+    reference.check_stat(max_logits, ref[2], "max_logits")
+
+
+def _decode_workload(rng, d_qk, format, extra_format, b=3, s_q=2, h_q=8):
+    main, k_main = make_pool(rng, format, d_qk, num_blocks=4, block_size=16)
+    q = reference.bf16(rng.standard_normal((b, s_q, h_q, d_qk)))
+    indices = make_indices(rng, b * s_q, 20, k_main.shape[0]).reshape(b, s_q, 20)
+    w = dict(q=q, k_cache=main[:, :, None, :], indices=indices, k_main=k_main)
+    if extra_format:
+        extra, k_extra = make_pool(rng, extra_format, d_qk, num_blocks=2, block_size=8)
+        w.update(extra_k_cache=extra[:, :, None, :], k_extra=k_extra,
+                 extra_indices=make_indices(rng, b * s_q, 6, 16).reshape(b, s_q, 6))
+    return w
+
+
+def _decode_reference(w, scale, topk_length=None, extra_topk_length=None, sink=None):
+    """The oracle on FlashMLA's decode shapes: per-request lengths repeat over s_q."""
+    b, s_q, h_q, d_qk = w["q"].shape
+    rep = (lambda x: None if x is None else np.repeat(x, s_q))
+    extra = "extra_indices" in w
+    out, lse, _ = reference.attend(
+        w["q"].astype(np.float32).reshape(b * s_q, h_q, d_qk), w["k_main"],
+        w["indices"].reshape(b * s_q, -1), scale, rep(topk_length),
+        w.get("k_extra"), w["extra_indices"].reshape(b * s_q, -1) if extra else None,
+        rep(extra_topk_length), sink)
+    return out.reshape(b, s_q, h_q, 512), lse.reshape(b, s_q, h_q).transpose(0, 2, 1)
+
+
+@pytest.mark.parametrize("d_qk,format,extra_format",
+                         [(576, "fp8_v32", None), (576, "fp8_v32", "fp8_v32"),
+                          (512, "fp8_ds_mla", "fp8_ds_mla")])
+def test_with_kvcache_matches_oracle(rng, d_qk, format, extra_format):
+    w = _decode_workload(rng, d_qk, format, extra_format)
+    h_q = w["q"].shape[2]
+    topk_length = np.array([20, 3, 11], np.int32)
+    extra_topk_length = np.array([0, 6, 2], np.int32) if extra_format else None
+    sink = rng.standard_normal(h_q).astype(np.float32)
+    meta, none = get_mla_metadata()
+    assert none is None
+
+    out, lse = flash_mla_with_kvcache(
+        w["q"], w["k_cache"], None, None, 512, meta, is_fp8_kvcache=True,
+        indices=w["indices"], attn_sink=sink, extra_k_cache=w.get("extra_k_cache"),
+        extra_indices_in_kvcache=w.get("extra_indices"), topk_length=topk_length,
+        extra_topk_length=extra_topk_length)
+
+    assert out.shape == (3, 2, h_q, 512) and lse.shape == (3, h_q, 2)
+    ref_out, ref_lse = _decode_reference(w, d_qk ** -0.5, topk_length, extra_topk_length, sink)
+    reference.check_out(out, ref_out)
+    reference.check_stat(lse, ref_lse, "lse")
+    assert meta.have_initialized and meta.config.topk == 20 and meta.plan is not None
+
+
+@pytest.mark.parametrize("format", ["bf16", "int8_ds_mla"])
+def test_with_kvcache_explicit_format_and_scale(rng, format):
+    d_qk = 512
+    w = _decode_workload(rng, d_qk, format, None, s_q=1)
+    out, lse = flash_mla_with_kvcache(w["q"], w["k_cache"], None, None, 512, None,
+                                      softmax_scale=0.02, indices=w["indices"], format=format)
+    ref_out, ref_lse = _decode_reference(w, 0.02)
+    reference.check_out(out, ref_out)
+    reference.check_stat(lse, ref_lse, "lse")
+
+
+def test_metadata_reuse_and_misuse(rng):
+    w = _decode_workload(rng, 576, "fp8_v32", None)
+    meta, _ = get_mla_metadata(np.zeros(3, np.int32), 1, 1)     # old-style args ignored
+    args = dict(is_fp8_kvcache=True, indices=w["indices"])
+    first, _ = flash_mla_with_kvcache(w["q"], w["k_cache"], None, None, 512, meta, **args)
+    plan = meta.plan
+    again, _ = flash_mla_with_kvcache(w["q"], w["k_cache"], None, None, 512, meta, **args)
+    assert meta.plan is plan
+    assert np.array_equal(first.view(np.uint16), again.view(np.uint16))
+
+    with pytest.raises(ValueError, match="h_q"):
+        flash_mla_with_kvcache(w["q"][:, :, :4], w["k_cache"], None, None, 512, meta, **args)
+    with pytest.raises(ValueError, match="topk"):
+        flash_mla_with_kvcache(w["q"], w["k_cache"], None, None, 512, meta,
+                               is_fp8_kvcache=True, indices=w["indices"][..., :8])
+    with pytest.raises(TypeError, match="tile_scheduler_metadata"):
+        flash_mla_with_kvcache(w["q"], w["k_cache"], None, None, 512, object(), **args)
+    assert isinstance(meta, FlashMLASchedMeta)
+
+
+def test_with_kvcache_argument_errors(rng):
+    w = _decode_workload(rng, 576, "fp8_v32", None)
+    q, cache, idx = w["q"], w["k_cache"], w["indices"]
+    call = (lambda **kw: flash_mla_with_kvcache(q, kw.pop("k_cache", cache), None, None,
+                                                kw.pop("head_dim_v", 512), None, **kw))
+    with pytest.raises(NotImplementedError, match="indices"):
+        call(is_fp8_kvcache=True)                                   # dense mode
+    with pytest.raises(smla.SmlaError):
+        call(is_fp8_kvcache=True)
+    with pytest.raises(ValueError, match="num_splits"):
+        call(is_fp8_kvcache=True, indices=idx, num_splits=4)
+    with pytest.raises(ValueError, match="causal"):
+        call(is_fp8_kvcache=True, indices=idx, causal=True)
+    with pytest.raises(ValueError, match="head_dim_v"):
+        call(is_fp8_kvcache=True, indices=idx, head_dim_v=256)
+    with pytest.raises(ValueError, match="is_fp8_kvcache"):
+        call(is_fp8_kvcache=False, indices=idx)
+    with pytest.raises(ValueError, match="k_cache.*format="):
+        call(is_fp8_kvcache=True, indices=idx, k_cache=cache[..., :600])
+    with pytest.raises(ValueError, match="extra_k_cache"):
+        call(is_fp8_kvcache=True, indices=idx, extra_indices_in_kvcache=idx)
+    with pytest.raises(ValueError, match="extra_indices_in_kvcache"):
+        call(is_fp8_kvcache=True, indices=idx, extra_k_cache=cache)
+    with pytest.raises(ValueError, match="indices"):
+        call(is_fp8_kvcache=True, indices=idx[:, :1])
+    with pytest.raises(ValueError, match="q"):
+        flash_mla_with_kvcache(q[0], cache, None, None, 512, None, is_fp8_kvcache=True,
+                               indices=idx)
+
+
+def test_sparse_fwd_argument_errors(rng):
+    q = make_q(rng, 2, 4, 576)
+    kv = make_rows(rng, 8, 576)[:, None, :]
+    idx = make_indices(rng, 2, 6, 8)[:, None, :]
+    with pytest.raises(ValueError, match="d_v"):
+        flash_mla_sparse_fwd(q, kv, idx, 0.1, d_v=256)
+    with pytest.raises(ValueError, match="kv"):
+        flash_mla_sparse_fwd(q, np.repeat(kv, 2, axis=1), idx, 0.1)
+    with pytest.raises(ValueError, match="indices"):
+        flash_mla_sparse_fwd(q, kv, idx[:, 0], 0.1)
+    with pytest.raises(ValueError, match="topk_length"):
+        flash_mla_sparse_fwd(q, kv, idx, 0.1, topk_length=np.zeros(3, np.int32))
+    with pytest.raises(ValueError, match="sink"):
+        flash_mla_sparse_fwd(q, kv, idx, 0.1, attn_sink=np.zeros(4, np.float64))
