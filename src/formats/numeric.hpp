@@ -161,10 +161,11 @@ SMLA_HD float int8_row_scale(float amax) {
 
 // clamp(rne(v), -127, 127); NaN gives 0 (there is no int8 NaN), +-inf clamps to +-127.
 SMLA_HD constexpr int8_t float_to_int8_rne_clamped(float v) {
-  if (v != v) return 0;
+  const uint32_t u = float_bits(v);
+  // A bit test, not v != v: fast-math builds may fold self-comparisons away.
+  if ((u & kF32AbsMask) > kF32InfBits) return 0;
   if (v >= kInt8Max) return 127;
   if (v <= -kInt8Max) return -127;
-  const uint32_t u = float_bits(v);
   const int exp = static_cast<int>((u >> 23) & 0xFFu);
   if (exp < 126) return 0;  // |v| < 0.5
   const uint32_t sig = (u & 0x7FFFFFu) | 0x800000u;  // value sig * 2^(exp - 150), exp <= 133
