@@ -1,0 +1,107 @@
+// The parameters of the portable attention kernel and the byte layout of its split-KV plan.
+// Host-side code fills them from validated AttendArgs (portable_attention.cu); kernels take
+// them by value as __grid_constant__. Strides are in elements unless named *_bytes.
+#pragma once
+
+#include <cstdint>
+
+namespace smla::portable {
+
+// A pool as the kernels see it (smla::KvPool minus the host-only fields).
+struct PoolView {
+  const uint8_t* data = nullptr;    // block b at data + b * block_stride
+  const uint8_t* scales = nullptr;  // int8_ds_mla split form: block b at scales + b * scale_block_stride
+  int64_t block_stride = 0;         // bytes
+  int64_t scale_block_stride = 0;   // bytes
+  int64_t slots = 0;                // valid slot ids are [0, slots)
+  int32_t block_size = 1;
+};
+
+// One selection list per token: slot ids idx[t * idx_stride + j] for j < min(len[t], k)
+// (len absent: k). Shared by the main and the extra pool.
+struct SelectionView {
+  const int32_t* idx = nullptr;  // [T, k] (row stride idx_stride, unit column stride)
+  int64_t idx_stride = 0;
+  const int32_t* len = nullptr;  // optional [T] (stride len_stride)
+  int64_t len_stride = 0;
+  int32_t k = 0;                 // 0: no list (no extra pool)
+};
+
+// The number of entries of token t's list that are in use: min(len[t], k), at least 0.
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+inline int32_t used_entries(const SelectionView& s, int64_t t) {
+  if (s.len == nullptr) return s.k;
+  const int32_t len = s.len[t * s.len_stride];
+  return len < 0 ? 0 : (len < s.k ? len : s.k);
+}
+
+// A split-KV work item: entries [lo, hi) of token `token`'s concatenated list (main entries
+// first, then extra entries). Its partial result lives at row `segment id` of the partials.
+struct Segment {
+  int32_t token;
+  int32_t lo;
+  int32_t hi;
+  int32_t pad;
+};
+
+// The plan buffer: int32 words, laid out by PlanLayout. Every array is written by the plan
+// kernel on the device; the host only knows the sizes.
+struct PlanLayout {
+  int64_t tokens = 0;      // T
+  int64_t partitions = 0;  // P: host-chosen from the SM count, so the grid needs no sync
+
+  int64_t max_segments() const { return tokens + partitions; }  // each boundary splits once
+  // [P + 1] segments of partition p are [part_seg_begin[p], part_seg_begin[p + 1])
+  int64_t part_seg_begin_offset() const { return 0; }
+  // [T + 1] segments of token t are [token_seg_begin[t], token_seg_begin[t + 1])
+  int64_t token_seg_begin_offset() const { return partitions + 1; }
+  // [T + 1] exclusive prefix sum of the per-token entry counts (the plan kernel's scratch)
+  int64_t work_prefix_offset() const { return token_seg_begin_offset() + tokens + 1; }
+  // [max_segments] Segment, 16 B-aligned
+  int64_t segments_offset() const { return (work_prefix_offset() + tokens + 1 + 3) / 4 * 4; }
+  int64_t bytes() const { return 4 * (segments_offset() + 4 * max_segments()); }
+};
+
+// Device pointers into a plan buffer.
+struct PlanView {
+  const int32_t* part_seg_begin = nullptr;   // [P + 1]
+  const int32_t* token_seg_begin = nullptr;  // [T + 1]
+  const Segment* segments = nullptr;         // [T + P]
+};
+
+struct AttendParams {
+  const uint16_t* q = nullptr;  // [T, h_q, d_qk] bf16
+  int64_t q_stride_t = 0;
+  int64_t q_stride_h = 0;
+  PoolView main;
+  PoolView extra;
+  SelectionView main_sel;
+  SelectionView extra_sel;  // k == 0 without an extra pool
+  const float* sink = nullptr;  // optional [h_q]
+  int64_t sink_stride = 0;
+  int32_t tokens = 0;
+  int32_t h_q = 0;
+  int32_t head_tiles = 0;  // ceil(h_q / HT)
+  float scale_log2 = 0;    // scale * log2(e): scores live in the exp2 domain
+
+  // One-pass strategy (plan.segments == nullptr): the final outputs.
+  uint16_t* out = nullptr;  // [T, h_q, 512] bf16
+  int64_t out_stride_t = 0;
+  int64_t out_stride_h = 0;
+  float* lse = nullptr;  // optional [T, h_q]
+  int64_t lse_stride_t = 0;
+  int64_t lse_stride_h = 0;
+  float* max_logits = nullptr;  // optional [T, h_q]
+  int64_t max_stride_t = 0;
+  int64_t max_stride_h = 0;
+
+  // Split strategy: the plan and the f32 partials, one row per segment.
+  PlanView plan;
+  float* part_out = nullptr;  // [T + P, h_q, 512]
+  float* part_lse = nullptr;  // [T + P, h_q] natural log, +inf for a segment with no valid entry
+  float* part_max = nullptr;  // [T + P, h_q] scaled max logit, -inf for no valid entry
+};
+
+}  // namespace smla::portable
