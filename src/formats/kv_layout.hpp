@@ -59,7 +59,7 @@ struct Fp8V32Layout {
   static constexpr int kNopeOffset = 0;      // [512] e4m3
   static constexpr int kScaleOffset = 512;   // [4] f32, scale k covers NoPE [128k, 128k+128)
   static constexpr int kRopeOffset = 528;    // [64] bf16
-  static constexpr int kTokenBytes = 656;
+  static constexpr int kTokenBytes = 656;    // the whole token; tokens are back to back
 
   static_assert(kNopeDim + kRopeDim == kDqk);
   static_assert(kScaleOffset == kNopeOffset + kNopeDim);
@@ -94,10 +94,6 @@ struct Fp8DsMlaLayout {
   static_assert(kDataBytes == kRopeOffset + kRopeBytes);
   static_assert(kNumTiles + 1 == kScaleBytes);
 
-  static SMLA_HD constexpr int64_t block_bytes(int32_t block_size) {
-    return int64_t{block_size} * kTokenBytes;
-  }
-
   // -> [576] B: [448] e4m3 NoPE, [64] bf16 RoPE
   template <typename Byte>
   static SMLA_HD constexpr Byte* token_data(Byte* base, int64_t block_stride, int32_t block_size,
@@ -117,16 +113,16 @@ struct Fp8DsMlaLayout {
 };
 
 // ---- int8_ds_mla: 512 int8 values (NoPE and RoPE alike) x one f32 row scale ---------------
-// Interleaved: token = [512 int8][f32 scale][12 B pad] (528 = 33 * 16 keeps tokens 16 B-aligned).
-// Split: values [num_blocks, block_size, 512] int8 and scales [num_blocks, block_size] f32, each
-// with its own block stride in bytes.
+// Interleaved: token = [512 int8][f32 scale][12 B pad]; 528 = 33 * 16 keeps tokens 16 B-aligned.
+// Split: values [num_blocks, block_size, 512] int8 and scales [num_blocks, block_size] f32,
+// each with its own block stride in bytes.
 struct Int8DsMlaLayout {
   static constexpr int kDqk = kDqkV4;
-  static constexpr int kValues = 512;               // int8 values per token
+  static constexpr int kValues = 512;                  // int8 values per token
   static constexpr int kInterleavedScaleOffset = 512;  // f32 scale inside an interleaved token
   static constexpr int kInterleavedTokenBytes = 528;   // values + scale + 12 B pad
-  static constexpr int kSplitValueBytes = 512;      // per token in the value tensor
-  static constexpr int kSplitScaleBytes = 4;        // per token in the scale tensor
+  static constexpr int kSplitValueBytes = 512;         // per token in the value tensor
+  static constexpr int kSplitScaleBytes = 4;           // per token in the scale tensor
 
   static_assert(kValues == kDqk);
   static_assert(kInterleavedTokenBytes == kInterleavedScaleOffset + 4 + 12);
