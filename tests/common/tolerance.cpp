@@ -62,30 +62,6 @@ bool close(double got, double ref, double allowed) {
          << name << ": " << got << " elements, reference has " << ref;
 }
 
-// Marks the bytes of `view` (elements of `elem` bytes at offset 0 of its buffer) in `covered`
-// and counts elements still holding the poison pattern.
-int64_t cover(const TensorView& view, int elem, const std::vector<uint8_t>& bytes,
-              std::vector<char>& covered, int64_t* first_unwritten) {
-  if (!view.present()) return 0;
-  int64_t unwritten = 0;
-  const int64_t n = view.numel();
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t rest = i, offset = 0;
-    for (int d = view.rank - 1; d >= 0; --d) {
-      offset += (rest % view.shape[d]) * view.stride[d];
-      rest /= view.shape[d];
-    }
-    const int64_t at = offset * elem;
-    bool poison = true;
-    for (int b = 0; b < elem; ++b) {
-      covered[at + b] = 1;
-      poison = poison && bytes[at + b] == kPoisonByte;
-    }
-    if (poison && unwritten++ == 0) *first_unwritten = i;
-  }
-  return unwritten;
-}
-
 }  // namespace
 
 ::testing::AssertionResult check_out(const std::vector<float>& got, const std::vector<double>& ref,
@@ -141,28 +117,55 @@ int64_t cover(const TensorView& view, int elem, const std::vector<uint8_t>& byte
          << first << " (" << int{a[first]} << " vs " << int{b[first]} << ")";
 }
 
+::testing::AssertionResult check_view_written(const Buffer& buffer, const TensorView& layout) {
+  std::vector<char> covered(buffer.bytes.size(), 0);
+  if (layout.present()) {
+    const int elem = dtype_size(layout.dtype);
+    int64_t unwritten = 0, first = -1;
+    for (int64_t i = 0, n = layout.numel(); i < n; ++i) {
+      const int64_t at = view_byte_offset(layout, i);
+      bool poison = true;
+      for (int b = 0; b < elem; ++b) {
+        covered[at + b] = 1;
+        poison = poison && buffer.bytes[at + b] == kPoisonByte;
+      }
+      if (poison && unwritten++ == 0) first = i;
+    }
+    if (unwritten)
+      return ::testing::AssertionFailure()
+             << buffer.name << ": " << unwritten << " of " << layout.numel()
+             << " elements never written (still poison); first at flat index " << first;
+  }
+  for (size_t i = 0; i < covered.size(); ++i)
+    if (!covered[i] && buffer.bytes[i] != kPoisonByte)
+      return ::testing::AssertionFailure()
+             << buffer.name << ": byte " << i << " lies outside the view but was written";
+  return ::testing::AssertionSuccess();
+}
+
 ::testing::AssertionResult check_writes(const Problem& problem) {
   // Offsets only: every view starts at byte 0 of its buffer.
   const AttendArgs layout = problem.args(Device::cpu(), [](int) -> void* { return nullptr; });
-  const struct {
-    int id;
-    const TensorView& view;
-    int elem;
-  } outputs[] = {{kOut, layout.out, 2}, {kLse, layout.lse, 4}, {kMaxLogits, layout.max_logits, 4}};
-  for (const auto& o : outputs) {
-    const Buffer& buffer = problem.buffer(o.id);
-    std::vector<char> covered(buffer.bytes.size(), 0);
-    int64_t first = -1;
-    const int64_t unwritten = cover(o.view, o.elem, buffer.bytes, covered, &first);
-    if (unwritten)
-      return ::testing::AssertionFailure()
-             << buffer.name << ": " << unwritten << " of " << o.view.numel()
-             << " elements never written (still poison); first at flat index " << first;
-    for (size_t i = 0; i < covered.size(); ++i)
-      if (!covered[i] && buffer.bytes[i] != kPoisonByte)
-        return ::testing::AssertionFailure()
-               << buffer.name << ": byte " << i << " lies outside the view but was written";
-  }
+  for (auto [id, view] : {std::pair{kOut, layout.out}, std::pair{kLse, layout.lse},
+                          std::pair{kMaxLogits, layout.max_logits}})
+    if (auto r = check_view_written(problem.buffer(id), view); !r) return r;
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult check_writes(const CombineProblem& problem) {
+  const CombineArgs layout = problem.args(Device::cpu(), [](int) -> void* { return nullptr; });
+  for (auto [id, view] : {std::pair{kCombineOut, layout.out}, std::pair{kCombineLse, layout.lse}})
+    if (auto r = check_view_written(problem.buffer(id), view); !r) return r;
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult check_combine(const CombineProblem& problem,
+                                         const AttendResult& ref) {
+  const CombineSpec& spec = problem.spec();
+  if (auto r = check_writes(problem); !r) return r;
+  if (auto r = check_out(problem.out(), ref.out, {spec.T, spec.h_q, kDv}); !r) return r;
+  if (spec.with_lse)
+    if (auto r = check_stat("lse", problem.lse(), ref.lse, {spec.T, spec.h_q}); !r) return r;
   return ::testing::AssertionSuccess();
 }
 

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/combine_workload.hpp"
 #include "common/naive_attention.hpp"
 #include "common/workload.hpp"
 
@@ -30,12 +31,20 @@ namespace smla::test {
 ::testing::AssertionResult check_bitwise_equal(const char* name, const std::vector<uint8_t>& a,
                                                const std::vector<uint8_t>& b);
 
-// Every element of every output view was written (holds no poison pattern), and every byte
-// of the output buffers outside the views (row padding) still holds kPoisonByte.
+// Every element of the view (at byte offset 0 of the buffer) was written, i.e. holds no
+// all-kPoisonByte pattern, and every byte of the buffer outside the view (row padding) still
+// holds kPoisonByte.
+::testing::AssertionResult check_view_written(const Buffer& buffer, const TensorView& layout);
+
+// check_view_written for every output of the problem.
 ::testing::AssertionResult check_writes(const Problem& problem);
+::testing::AssertionResult check_writes(const CombineProblem& problem);
 
 // All of the above for one run: writes, out, and lse / max_logits where the problem has them.
 ::testing::AssertionResult check_attend(const Problem& problem, const AttendResult& ref);
+
+// Writes, out and (where the problem has it) lse of one combine run.
+::testing::AssertionResult check_combine(const CombineProblem& problem, const AttendResult& ref);
 
 // Bitwise equality of every output buffer of two runs of the same problem.
 ::testing::AssertionResult check_outputs_identical(const Problem& a, const Problem& b);

@@ -20,11 +20,6 @@ constexpr int32_t kIntMax = std::numeric_limits<int32_t>::max();
 constexpr int64_t kRowPad = 8;
 constexpr int64_t kIndexRowPad = 3;
 
-template <class T>
-void store(std::vector<uint8_t>& bytes, int64_t element, T value) {
-  std::memcpy(bytes.data() + element * static_cast<int64_t>(sizeof(T)), &value, sizeof(T));
-}
-
 // The pool described by `ps` with data (and split scales) at offset 0 of their buffers.
 // Returns the byte sizes of the data and scale buffers through the out-parameters.
 KvPool pool_layout(const PoolSpec& ps, int d_qk, int64_t* data_bytes, int64_t* scale_bytes) {
@@ -331,43 +326,41 @@ void Problem::poison_outputs() {
     if (b.output) std::fill(b.bytes.begin(), b.bytes.end(), kPoisonByte);
 }
 
-std::vector<float> Problem::out() const {
-  std::vector<float> values;
-  values.reserve(spec_.T * spec_.h_q * kDv);
-  const TensorView& v = layout_.out;
-  for (int64_t t = 0; t < spec_.T; ++t)
-    for (int h = 0; h < spec_.h_q; ++h)
-      for (int d = 0; d < kDv; ++d) {
-        uint16_t bits;
-        std::memcpy(&bits, buffers_[kOut].bytes.data() +
-                               (t * v.stride[0] + h * v.stride[1] + d) * 2, 2);
-        values.push_back(fmt::bf16_to_float(bits));
-      }
-  return values;
-}
+std::vector<float> Problem::out() const { return read_view(layout_.out, buffers_[kOut].bytes); }
 
-namespace {
-std::vector<float> read_stat(const TensorView& v, const std::vector<uint8_t>& bytes,
-                             int64_t T, int h_q) {
-  std::vector<float> values;
-  if (!v.present()) return values;
-  values.reserve(T * h_q);
-  for (int64_t t = 0; t < T; ++t)
-    for (int h = 0; h < h_q; ++h) {
-      float x;
-      std::memcpy(&x, bytes.data() + (t * v.stride[0] + h * v.stride[1]) * 4, 4);
-      values.push_back(x);
-    }
-  return values;
-}
-}  // namespace
-
-std::vector<float> Problem::lse() const {
-  return read_stat(layout_.lse, buffers_[kLse].bytes, spec_.T, spec_.h_q);
-}
+std::vector<float> Problem::lse() const { return read_view(layout_.lse, buffers_[kLse].bytes); }
 
 std::vector<float> Problem::max_logits() const {
-  return read_stat(layout_.max_logits, buffers_[kMaxLogits].bytes, spec_.T, spec_.h_q);
+  return read_view(layout_.max_logits, buffers_[kMaxLogits].bytes);
+}
+
+int64_t view_byte_offset(const TensorView& view, int64_t i) {
+  int64_t offset = 0;
+  for (int d = view.rank - 1; d >= 0; --d) {
+    offset += (i % view.shape[d]) * view.stride[d];
+    i /= view.shape[d];
+  }
+  return offset * dtype_size(view.dtype);
+}
+
+std::vector<float> read_view(const TensorView& layout, const std::vector<uint8_t>& bytes) {
+  std::vector<float> values;
+  if (!layout.present()) return values;
+  const int64_t n = layout.numel();
+  values.reserve(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t* at = bytes.data() + view_byte_offset(layout, i);
+    if (layout.dtype == DType::bf16) {
+      uint16_t bits;
+      std::memcpy(&bits, at, 2);
+      values.push_back(fmt::bf16_to_float(bits));
+    } else {
+      float x;
+      std::memcpy(&x, at, 4);
+      values.push_back(x);
+    }
+  }
+  return values;
 }
 
 }  // namespace smla::test

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -95,6 +96,16 @@ struct Buffer {
   bool output = false;         // written by attend; poisoned by Problem::poison_outputs
 };
 
+// The elements of a view at byte offset 0 of `bytes` (layout.data is ignored), in logical
+// row-major order, as float; bf16 and f32 views.
+std::vector<float> read_view(const TensorView& layout, const std::vector<uint8_t>& bytes);
+
+// Stores `value` as element `element` (not byte) of `bytes`.
+template <class T>
+void store(std::vector<uint8_t>& bytes, int64_t element, T value) {
+  std::memcpy(bytes.data() + element * static_cast<int64_t>(sizeof(T)), &value, sizeof(T));
+}
+
 class Problem {
  public:
   explicit Problem(const ProblemSpec& spec);
@@ -123,5 +134,8 @@ class Problem {
   // Views with data = byte offset 0 of their buffer; build_args adds the bases.
   AttendArgs layout_;
 };
+
+// Byte offset of flat element i (row-major over the view's shape) of a strided view.
+int64_t view_byte_offset(const TensorView& view, int64_t i);
 
 }  // namespace smla::test

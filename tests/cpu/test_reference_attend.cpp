@@ -3,13 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <string>
 #include <vector>
 
 #include "common/naive_attention.hpp"
+#include "common/scoped_threads.hpp"
 #include "common/tolerance.hpp"
 #include "common/workload.hpp"
 #include "formats/numeric.hpp"
@@ -26,18 +25,6 @@ void run_reference(Problem& p) {
   p.poison_outputs();
   const Status status = reference::attend(p.args());
   ASSERT_TRUE(status.ok()) << status.message();
-}
-
-// Sets SMLA_CPU_THREADS for the scope of one test.
-class ScopedThreads {
- public:
-  explicit ScopedThreads(int n) { setenv("SMLA_CPU_THREADS", std::to_string(n).c_str(), 1); }
-  ~ScopedThreads() { unsetenv("SMLA_CPU_THREADS"); }
-};
-
-template <class T>
-void store(Buffer& b, int64_t element, T value) {
-  std::memcpy(b.bytes.data() + element * int64_t{sizeof(T)}, &value, sizeof(T));
 }
 
 // K row of `slot` of the main pool as floats.
@@ -188,7 +175,7 @@ ProblemSpec hand_spec(bool sink) {
 
 void set_indices(Problem& p, std::initializer_list<int32_t> values) {
   int64_t i = 0;
-  for (int32_t v : values) store(p.buffer(kIndices), i++, v);
+  for (int32_t v : values) store(p.buffer(kIndices).bytes, i++, v);
 }
 
 TEST(ReferenceAttendKnown, SingleValidEntryCopiesTheVRow) {
@@ -219,8 +206,8 @@ TEST(ReferenceAttendKnown, DuplicatedEntryCountsTwice) {
 TEST(ReferenceAttendKnown, SinkPlusInfinityGivesZeroAndMinusInfinityNoEffect) {
   Problem with(hand_spec(true)), without(hand_spec(false));
   for (Problem* p : {&with, &without}) set_indices(*p, {3, 17, 40, 3});
-  store(with.buffer(kSink), 0, kInf);
-  store(with.buffer(kSink), 1, -kInf);
+  store(with.buffer(kSink).bytes, 0, kInf);
+  store(with.buffer(kSink).bytes, 1, -kInf);
   run_reference(with);
   run_reference(without);
   const std::vector<float> a = with.out(), b = without.out();
@@ -234,8 +221,8 @@ TEST(ReferenceAttendKnown, SinkPlusInfinityGivesZeroAndMinusInfinityNoEffect) {
 TEST(ReferenceAttendKnown, FiniteSinkScalesByTheSigmoid) {
   Problem with(hand_spec(true)), without(hand_spec(false));
   for (Problem* p : {&with, &without}) set_indices(*p, {1, 2, 3, 4});
-  store(with.buffer(kSink), 0, 0.0f);
-  store(with.buffer(kSink), 1, 2.5f);
+  store(with.buffer(kSink).bytes, 0, 0.0f);
+  store(with.buffer(kSink).bytes, 1, 2.5f);
   run_reference(with);
   run_reference(without);
   const std::vector<float> a = with.out(), b = without.out(), lse = without.lse();
@@ -253,8 +240,8 @@ TEST(ReferenceAttendKnown, NoValidEntryGivesZeroAndInfinities) {
   spec.lengths = true;
   Problem p(spec);
   set_indices(p, {-1, 64, 2, 3});
-  store(p.buffer(kLengths), 0, int32_t{2});  // entries 2 and 3 are past the length
-  store(p.buffer(kSink), 0, -kInf);
+  store(p.buffer(kLengths).bytes, 0, int32_t{2});  // entries 2 and 3 are past the length
+  store(p.buffer(kSink).bytes, 0, -kInf);
   run_reference(p);
   for (float x : p.out()) ASSERT_EQ(x, 0.0f);
   for (float x : p.lse()) EXPECT_EQ(x, kInf);
@@ -286,12 +273,12 @@ TEST(ReferenceAttendKnown, NaNRowsLeakOnlyWhenSelected) {
   spec.kv.format = KvFormat::bf16;
   Problem p(spec);
   set_indices(p, {4, 6, 8, 10});
-  store(p.buffer(kLengths), 0, int32_t{3});
+  store(p.buffer(kLengths).bytes, 0, int32_t{3});
   // Slot 10 of the packed bf16 pool (block size 64): NaN everywhere.
-  for (int d = 0; d < spec.d_qk; ++d) store(p.buffer(kKv), 10 * spec.d_qk + d, uint16_t{0x7FC0});
+  for (int d = 0; d < spec.d_qk; ++d) store(p.buffer(kKv).bytes, 10 * spec.d_qk + d, uint16_t{0x7FC0});
   run_reference(p);
   for (float x : p.out()) ASSERT_FALSE(std::isnan(x));
-  store(p.buffer(kLengths), 0, int32_t{4});
+  store(p.buffer(kLengths).bytes, 0, int32_t{4});
   run_reference(p);
   for (float x : p.out()) ASSERT_TRUE(std::isnan(x));
 }
