@@ -1,49 +1,18 @@
-"""Shared workloads of the Python tests: DeepSeek-shaped but small, so the CPU suite stays
-within seconds. Caches are built by the NumPy oracle (reference.py), not by smla."""
+"""pytest setup of the Python tests: this folder on sys.path (for the oracles) and the
+shared random generator. The NumPy tests need ml_dtypes, the torch tests torch, the GPU
+tests torch with CUDA; each module skips visibly when its needs are missing."""
 
 from __future__ import annotations
 
 import os
 import sys
 
-import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-import reference  # noqa: E402
-
-FORMATS_BY_D_QK = [("bf16", 576), ("bf16", 512), ("fp8_v32", 576), ("fp8_ds_mla", 512),
-                   ("int8_ds_mla", 512)]
-
 
 @pytest.fixture
 def rng():
+    np = pytest.importorskip("numpy")
     return np.random.default_rng(1234)
-
-
-def make_rows(rng, n, d_qk):
-    return reference.bf16(rng.standard_normal((n, d_qk)))
-
-
-def make_pool(rng, format, d_qk, num_blocks, block_size):
-    """A pool of `format` filled by the oracle: (cache uint8 [nb, bs, token], K float32
-    [slots, d_qk] dequantized)."""
-    rows = make_rows(rng, num_blocks * block_size, d_qk)
-    cache = reference.quantize_cache(rows, format, block_size)
-    return cache, reference.dequantize_cache(cache, format, d_qk)
-
-
-def make_indices(rng, t_count, k, slots):
-    """[T, k] int32 slot ids with SPEC §1's adversarial entries: -1, other negatives,
-    >= slots, and duplicates."""
-    idx = rng.integers(0, slots, size=(t_count, k)).astype(np.int32)
-    idx[:, 0] = -1
-    idx[0, 1] = slots            # out of range
-    idx[-1, 2] = -7              # any negative
-    idx[:, 3] = idx[:, 4]        # duplicate of a valid entry (when it is valid)
-    return idx
-
-
-def make_q(rng, t_count, h_q, d_qk):
-    return reference.bf16(rng.standard_normal((t_count, h_q, d_qk)))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-import reference
-import smla
-from conftest import FORMATS_BY_D_QK, make_indices, make_pool, make_q
+np = pytest.importorskip("numpy")
+pytest.importorskip("ml_dtypes", reason="NumPy has no bfloat16 without ml_dtypes")
+
+import reference  # noqa: E402
+import smla  # noqa: E402
+from workloads import FORMATS_BY_D_QK, make_indices, make_pool, make_q  # noqa: E402
 
 
 @pytest.mark.parametrize("format,d_qk", FORMATS_BY_D_QK)

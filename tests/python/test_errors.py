@@ -3,13 +3,14 @@ its status code, its message names the argument, and a failed call writes nothin
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-import reference
-import smla
-from conftest import make_indices, make_pool, make_q, make_rows
-from smla import _errors
+np = pytest.importorskip("numpy")
+pytest.importorskip("ml_dtypes", reason="NumPy has no bfloat16 without ml_dtypes")
+
+import smla  # noqa: E402
+from workloads import make_indices, make_pool, make_q, make_rows  # noqa: E402
+from smla import _errors  # noqa: E402
 
 
 def test_exception_classes_follow_status_codes():

@@ -3,14 +3,16 @@ NumPy oracle, and FlashMLA's metadata reuse rules."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-import reference
-import smla
-from conftest import make_indices, make_pool, make_q, make_rows
-from smla.flash_mla import (FlashMLASchedMeta, flash_mla_sparse_fwd, flash_mla_with_kvcache,
-                            get_mla_metadata)
+np = pytest.importorskip("numpy")
+pytest.importorskip("ml_dtypes", reason="NumPy has no bfloat16 without ml_dtypes")
+
+import reference  # noqa: E402
+import smla  # noqa: E402
+from workloads import make_indices, make_pool, make_q, make_rows  # noqa: E402
+from smla.flash_mla import (  # noqa: E402
+    FlashMLASchedMeta, flash_mla_sparse_fwd, flash_mla_with_kvcache, get_mla_metadata)
 
 
 @pytest.mark.parametrize("d_qk", [576, 512])

@@ -1,0 +1,146 @@
+"""smla.flash_mla with torch CPU tensors: the torch custom ops (schema, fake implementations,
+torch.compile) and parity with the plain torch oracle. Runs wherever torch is installed."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import smla  # noqa: E402
+import torch_reference as ref  # noqa: E402
+from smla.flash_mla import (  # noqa: E402
+    flash_mla_sparse_fwd, flash_mla_with_kvcache, get_mla_metadata)
+
+
+def _indices(gen, t_count, k, slots):
+    idx = torch.randint(0, slots, (t_count, k), generator=gen, dtype=torch.int32)
+    idx[:, 0] = -1
+    idx[0, 1] = slots
+    return idx
+
+
+def _decode_case(gen, format, d_qk, b=2, s_q=2, h_q=8, topk=16, extra=False):
+    rows = torch.randn(64, d_qk, generator=gen).to(torch.bfloat16)
+    case = dict(q=torch.randn(b, s_q, h_q, d_qk, generator=gen).to(torch.bfloat16),
+                cache=ref.quantize(rows, format, 16)[:, :, None, :],
+                indices=_indices(gen, b * s_q, topk, 64).view(b, s_q, topk),
+                topk_length=torch.tensor([topk, 5], dtype=torch.int32)[:b],
+                sink=torch.randn(h_q, generator=gen))
+    if extra:
+        x_rows = torch.randn(32, d_qk, generator=gen).to(torch.bfloat16)
+        case.update(extra_cache=ref.quantize(x_rows, format, 8)[:, :, None, :],
+                    extra_indices=_indices(gen, b * s_q, 8, 32).view(b, s_q, 8),
+                    extra_topk_length=torch.tensor([0, 8], dtype=torch.int32)[:b])
+    return case
+
+
+def _decode_reference(case, format, scale):
+    q = case["q"]
+    b, s_q, h_q, d_qk = q.shape
+    rep = (lambda x: None if x is None else x.repeat_interleave(s_q))
+    extra = "extra_cache" in case
+    out, lse, _ = ref.attend(
+        q.reshape(b * s_q, h_q, d_qk), ref.dequantize(case["cache"], format),
+        case["indices"].reshape(b * s_q, -1), scale, rep(case["topk_length"]),
+        ref.dequantize(case["extra_cache"], format) if extra else None,
+        case["extra_indices"].reshape(b * s_q, -1) if extra else None,
+        rep(case.get("extra_topk_length")), case["sink"])
+    return out.view(b, s_q, h_q, 512), lse.view(b, s_q, h_q).transpose(1, 2)
+
+
+def _run_decode(case, meta=None, fp8_dtype=None):
+    cache = case["cache"] if fp8_dtype is None else case["cache"].view(fp8_dtype)
+    return flash_mla_with_kvcache(
+        case["q"], cache, None, None, 512, meta, is_fp8_kvcache=True,
+        indices=case["indices"], attn_sink=case["sink"],
+        extra_k_cache=case.get("extra_cache"),
+        extra_indices_in_kvcache=case.get("extra_indices"), topk_length=case["topk_length"],
+        extra_topk_length=case.get("extra_topk_length"))
+
+
+def test_ops_are_registered():
+    assert hasattr(torch.ops.smla, "sparse_prefill") and hasattr(torch.ops.smla, "sparse_decode")
+
+
+@pytest.mark.parametrize("format,d_qk", [("fp8_v32", 576), ("fp8_ds_mla", 512)])
+def test_smla_quantize_matches_torch_oracle_bytes(format, d_qk):
+    rows = torch.randn(32, d_qk, generator=torch.Generator().manual_seed(0)).to(torch.bfloat16)
+    expected = ref.quantize(rows, format, 16)
+    got = smla.quantize(rows, format, block_size=16)
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.uint8
+    if format == "fp8_ds_mla":   # the pad byte after the 7 scale bytes is unspecified
+        pad = torch.zeros(16 * 584, dtype=torch.bool)
+        pad[16 * 576 + 7::8] = True
+        got, expected = got.view(2, -1)[:, ~pad], expected.view(2, -1)[:, ~pad]
+    assert torch.equal(got, expected)
+
+
+@pytest.mark.parametrize("d_qk", [576, 512])
+def test_sparse_fwd_matches_torch_oracle(d_qk):
+    gen = torch.Generator().manual_seed(1)
+    q = torch.randn(3, 8, d_qk, generator=gen).to(torch.bfloat16)
+    kv = torch.randn(40, 1, d_qk, generator=gen).to(torch.bfloat16)
+    idx = _indices(gen, 3, 12, 40)[:, None, :]
+    sink = torch.randn(8, generator=gen)
+    topk_length = torch.tensor([12, 0, 7], dtype=torch.int32)
+
+    out, max_logits, lse = flash_mla_sparse_fwd(q, kv, idx, 0.05, attn_sink=sink,
+                                                topk_length=topk_length)
+
+    r_out, r_lse, r_max = ref.attend(q, kv[:, 0].float(), idx[:, 0], 0.05, topk_length,
+                                     sink=sink)
+    ref.check_out(out, r_out)
+    ref.check_stat(lse, r_lse, "lse")
+    ref.check_stat(max_logits, r_max, "max_logits")
+
+
+@pytest.mark.parametrize("format,d_qk", [("fp8_v32", 576), ("fp8_ds_mla", 512)])
+def test_with_kvcache_matches_torch_oracle(format, d_qk):
+    case = _decode_case(torch.Generator().manual_seed(2), format, d_qk, extra=True)
+    meta, _ = get_mla_metadata()
+    out, lse = _run_decode(case, meta, fp8_dtype=torch.float8_e4m3fn)
+    assert out.shape == (2, 2, 8, 512) and lse.shape == (2, 8, 2)
+    r_out, r_lse = _decode_reference(case, format, d_qk ** -0.5)
+    ref.check_out(out, r_out)
+    ref.check_stat(lse, r_lse, "lse")
+    again, _ = _run_decode(case, meta)      # the metadata's plan, reused
+    assert torch.equal(out, again)
+
+
+def test_opcheck_of_both_ops():
+    gen = torch.Generator().manual_seed(3)
+    q = torch.randn(2, 4, 576, generator=gen).to(torch.bfloat16)
+    kv = torch.randn(16, 1, 576, generator=gen).to(torch.bfloat16)
+    idx = _indices(gen, 2, 8, 16)[:, None, :]
+    torch.library.opcheck(torch.ops.smla.sparse_prefill.default,
+                          (q, kv, idx, 0.1, None, torch.tensor([8, 3], dtype=torch.int32)))
+    case = _decode_case(gen, "fp8_v32", 576)
+    torch.library.opcheck(torch.ops.smla.sparse_decode.default,
+                          (case["q"], case["cache"], case["indices"], 0.04, "fp8_v32",
+                           case["topk_length"], case["sink"], None, "", None, None, None, 0, 0))
+
+
+def test_compiled_function_calls_the_ops():
+    case = _decode_case(torch.Generator().manual_seed(4), "fp8_v32", 576)
+    kv = torch.randn(64, 1, 576, generator=torch.Generator().manual_seed(5)).to(torch.bfloat16)
+
+    def step(q, cache, indices, lengths, sink):
+        out, lse = flash_mla_with_kvcache(q, cache, None, None, 512, None, is_fp8_kvcache=True,
+                                          indices=indices, attn_sink=sink, topk_length=lengths)
+        prefill, _, _ = flash_mla_sparse_fwd(q[0], kv, indices[0][:, None, :], 0.1)
+        return out.float().sum(-1) + 1, lse * 2, prefill
+
+    args = (case["q"], case["cache"], case["indices"], case["topk_length"], case["sink"])
+    compiled = torch.compile(step, backend="aot_eager", fullgraph=False)
+    for got, expected in zip(compiled(*args), step(*args)):
+        assert torch.equal(got, expected)
+
+
+def test_errors_cross_the_op_boundary_with_their_class_and_names():
+    case = _decode_case(torch.Generator().manual_seed(6), "fp8_v32", 576)
+    with pytest.raises(ValueError, match="topk_length") as info:
+        flash_mla_with_kvcache(case["q"], case["cache"], None, None, 512, None,
+                               is_fp8_kvcache=True, indices=case["indices"],
+                               topk_length=torch.zeros(5, dtype=torch.int32))
+    assert isinstance(info.value, smla.InvalidArgumentError)
