@@ -1,0 +1,360 @@
+// End-to-end tests of the `smla` binary: exit codes, --help, --json, the .npy commands
+// against the same library calls made in-process, and that a bad input file fails with
+// exit 1 and leaves no output behind. The binary is $SMLA_CLI, else the one this build made.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "npy.hpp"
+#include "smla/ops.hpp"
+
+namespace smla::cli {
+namespace {
+
+std::string cli_path() {
+  if (const char* env = std::getenv("SMLA_CLI")) return env;
+#ifdef SMLA_CLI_PATH
+  return SMLA_CLI_PATH;
+#else
+  return "";
+#endif
+}
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;  // stdout only; stderr goes to the test log
+};
+
+CliResult run_cli(const std::string& arguments) {
+  CliResult result;
+  FILE* pipe = popen((cli_path() + " " + arguments).c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) result.out.append(buf, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// A JSON syntax check, enough to tell that --json printed exactly one well-formed value.
+class JsonSyntax {
+ public:
+  explicit JsonSyntax(const std::string& text) : s_(text) {}
+  bool valid() {
+    if (!value()) return false;
+    space();
+    return pos_ == s_.size();
+  }
+
+ private:
+  void space() {
+    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+  }
+  bool literal(const char* word) {
+    const size_t n = std::strlen(word);
+    if (s_.compare(pos_, n, word) != 0) return false;
+    pos_ += n;
+    return true;
+  }
+  bool string() {
+    if (pos_ >= s_.size() || s_[pos_] != '"') return false;
+    for (++pos_; pos_ < s_.size(); ++pos_) {
+      if (s_[pos_] == '\\') {
+        ++pos_;
+      } else if (s_[pos_] == '"') {
+        ++pos_;
+        return true;
+      }
+    }
+    return false;
+  }
+  bool number() {
+    const size_t start = pos_;
+    while (pos_ < s_.size() && std::strchr("+-0123456789.eE", s_[pos_]) != nullptr) ++pos_;
+    return pos_ > start;
+  }
+  bool sequence(char close, bool keyed) {
+    ++pos_;
+    space();
+    if (pos_ < s_.size() && s_[pos_] == close) return ++pos_, true;
+    while (true) {
+      space();
+      if (keyed) {
+        if (!string()) return false;
+        space();
+        if (pos_ >= s_.size() || s_[pos_++] != ':') return false;
+      }
+      if (!value()) return false;
+      space();
+      if (pos_ >= s_.size()) return false;
+      if (s_[pos_] == close) return ++pos_, true;
+      if (s_[pos_++] != ',') return false;
+    }
+  }
+  bool value() {
+    space();
+    if (pos_ >= s_.size()) return false;
+    switch (s_[pos_]) {
+      case '{': return sequence('}', true);
+      case '[': return sequence(']', false);
+      case '"': return string();
+      case 't': return literal("true");
+      case 'f': return literal("false");
+      case 'n': return literal("null");
+      default: return number();
+    }
+  }
+  const std::string& s_;
+  size_t pos_ = 0;
+};
+
+uint16_t bf16(float x) {  // the test's own RNE conversion (inputs here are finite)
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+float from_bf16(uint16_t x) {
+  const uint32_t bits = static_cast<uint32_t>(x) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cli_path().empty()) GTEST_SKIP() << "set SMLA_CLI to the smla binary to run the CLI tests";
+    char pattern[] = "/tmp/smla_test_cli_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    if (!dir_.empty()) std::system(("rm -rf '" + dir_ + "'").c_str());
+  }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+  bool exists(const std::string& name) const { return std::ifstream(path(name)).good(); }
+  void save(const std::string& name, const NpyArray& array) const { write_npy(path(name), array); }
+  void save_raw(const std::string& name, const std::string& bytes) const {
+    std::ofstream(path(name), std::ios::binary) << bytes;
+  }
+  // No file of the directory but the inputs: a failed command must not leave even a temporary.
+  size_t file_count() const {
+    const CliResult ls = run_cli_shell("ls -A '" + dir_ + "' | wc -l");
+    return std::stoul(ls.out);
+  }
+  static CliResult run_cli_shell(const std::string& command) {
+    CliResult result;
+    FILE* pipe = popen(command.c_str(), "r");
+    char buf[256];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) result.out.append(buf, n);
+    result.exit_code = WEXITSTATUS(pclose(pipe));
+    return result;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(Cli, HelpExitsZeroForTheToolAndEveryCommand) {
+  EXPECT_EQ(run_cli("--help").exit_code, 0);
+  for (const char* command : {"info", "bench", "run", "quantize", "dequantize"}) {
+    const CliResult r = run_cli(std::string(command) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << command;
+    EXPECT_NE(r.out.find(std::string("usage: smla ") + command), std::string::npos) << r.out;
+  }
+}
+
+TEST_F(Cli, BadUsageExitsTwo) {
+  for (const char* arguments :
+       {"", "frobnicate", "info --bogus", "bench --rows sideways", "bench --reps 3x",
+        "quantize --block-size 64 a.npy b.npy", "quantize --format fp9 --block-size 64 a.npy b.npy",
+        "quantize --format bf16 --block-size 64 a.npy", "dequantize --format bf16 --block-size 64 x y",
+        "run --q q.npy", "info --json=yes"}) {
+    EXPECT_EQ(run_cli(std::string(arguments) + " 2>/dev/null").exit_code, 2) << "smla " << arguments;
+  }
+}
+
+TEST_F(Cli, UsageErrorsUnderJsonAreJson) {
+  const CliResult r = run_cli("bench --rows sideways --json 2>/dev/null");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(JsonSyntax(r.out).valid()) << r.out;
+  EXPECT_NE(r.out.find("\"ok\":false"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, InfoJsonParses) {
+  const CliResult r = run_cli("info --json");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(JsonSyntax(r.out).valid()) << r.out;
+  EXPECT_NE(r.out.find(std::string("\"version\":\"") + version() + "\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"cuda_devices\":["), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"cpu\":{\"compiled\":true,\"usable\":true}"), std::string::npos) << r.out;
+}
+
+// The CLI must produce exactly what the library produces in-process for the same rows.
+TEST_F(Cli, QuantizeDequantizeRoundTripMatchesTheLibrary) {
+  struct Case { KvFormat format; int d_qk; int block_size; };
+  for (const Case c : {Case{KvFormat::bf16, 576, 16}, Case{KvFormat::fp8_v32, 576, 64},
+                       Case{KvFormat::fp8_ds_mla, 512, 64}, Case{KvFormat::int8_ds_mla, 512, 32}}) {
+    SCOPED_TRACE(format_name(c.format));
+    const int64_t n = 70;  // not a multiple of the block size: the last block is partial
+    NpyArray rows = NpyArray::zeros(NpyDType::f32, {n, c.d_qk});
+    for (int64_t i = 0; i < n * c.d_qk; ++i) rows.data<float>()[i] = std::sin(0.37f * i) * (1 + i % 7);
+    save("rows.npy", rows);
+    const std::string opts = std::string("--format ") + format_name(c.format) + " --block-size " +
+                             std::to_string(c.block_size);
+    ASSERT_EQ(run_cli("quantize " + opts + " " + path("rows.npy") + " " + path("cache.npy")).exit_code, 0);
+
+    std::vector<uint16_t> bf16_rows(static_cast<size_t>(n * c.d_qk));
+    for (size_t i = 0; i < bf16_rows.size(); ++i) bf16_rows[i] = bf16(rows.data<float>()[i]);
+    const int64_t blocks = (n + c.block_size - 1) / c.block_size;
+    const int64_t block_bytes = KvPool::packed(c.format, nullptr, blocks, c.block_size, c.d_qk)
+                                    .packed_block_bytes(c.d_qk);
+    std::vector<unsigned char> expected(static_cast<size_t>(blocks * block_bytes), 0);
+    const KvPool pool = KvPool::packed(c.format, expected.data(), blocks, c.block_size, c.d_qk);
+    ASSERT_TRUE(quantize(TensorView::contiguous(bf16_rows.data(), DType::bf16, {n, c.d_qk}), pool).ok());
+    const NpyArray cache = read_npy(path("cache.npy"));
+    EXPECT_EQ(cache.dtype, NpyDType::u8);
+    EXPECT_EQ(cache.shape, (std::vector<int64_t>{blocks, block_bytes}));
+    EXPECT_TRUE(cache.bytes == expected) << "quantize is not byte-exact with the library";
+
+    ASSERT_EQ(run_cli("dequantize " + opts + " --d-qk " + std::to_string(c.d_qk) + " --count " +
+                      std::to_string(n) + " " + path("cache.npy") + " " + path("back.npy"))
+                  .exit_code, 0);
+    std::vector<uint16_t> values(bf16_rows.size());
+    ASSERT_TRUE(dequantize(pool, TensorView::contiguous(values.data(), DType::bf16, {n, c.d_qk})).ok());
+    const NpyArray back = read_npy(path("back.npy"));
+    ASSERT_EQ(back.shape, (std::vector<int64_t>{n, c.d_qk}));
+    for (size_t i = 0; i < values.size(); ++i) {
+      ASSERT_EQ(back.data<float>()[i], from_bf16(values[i])) << "element " << i;
+      // bf16 holds rows exactly; the quantized formats keep every row within a few percent.
+      const float x = from_bf16(bf16_rows[i]);
+      if (c.format == KvFormat::bf16) ASSERT_EQ(back.data<float>()[i], x);
+    }
+  }
+}
+
+// Attention on .npy files against values worked out by hand: a token whose one valid entry
+// is slot 2 gets out = K[2, :512] exactly (softmax of one logit is 1) and lse = max_logits =
+// scale * dot(q, K[2]); a token with no valid entry gets out 0, lse +inf, max_logits -inf;
+// with a sink the output is scaled by 1 / (1 + exp(sink - lse)).
+TEST_F(Cli, RunMatchesHandComputedAttention) {
+  const int d_qk = 512, heads = 2, slots = 4;
+  NpyArray rows = NpyArray::zeros(NpyDType::f32, {slots, d_qk});
+  for (int i = 0; i < slots * d_qk; ++i) rows.data<float>()[i] = from_bf16(bf16(0.01f * ((i * 7) % 23 - 11)));
+  save("rows.npy", rows);
+  ASSERT_EQ(run_cli("quantize --format bf16 --block-size 2 " + path("rows.npy") + " " + path("kv.npy")).exit_code, 0);
+
+  NpyArray q = NpyArray::zeros(NpyDType::f32, {2, heads, d_qk});
+  for (int i = 0; i < 2 * heads * d_qk; ++i) q.data<float>()[i] = from_bf16(bf16(0.02f * ((i * 5) % 17 - 8)));
+  NpyArray indices = NpyArray::zeros(NpyDType::i32, {2, 3});
+  const int32_t idx[] = {-1, 2, 9, /* token 1: nothing valid (lengths cut the 0) */ 0, -3, 4};
+  std::memcpy(indices.data<int32_t>(), idx, sizeof idx);
+  NpyArray lengths = NpyArray::zeros(NpyDType::i32, {2});
+  lengths.data<int32_t>()[0] = 3;
+  lengths.data<int32_t>()[1] = 0;
+  NpyArray sink = NpyArray::zeros(NpyDType::f32, {heads});
+  sink.data<float>()[0] = -INFINITY;  // no effect
+  sink.data<float>()[1] = 0.5f;
+  save("q.npy", q);
+  save("idx.npy", indices);
+  save("len.npy", lengths);
+  save("sink.npy", sink);
+  const float scale = 0.125f;
+  const CliResult r = run_cli("run --json --q " + path("q.npy") + " --indices " + path("idx.npy") +
+                              " --lengths " + path("len.npy") + " --sink " + path("sink.npy") +
+                              " --cache " + path("kv.npy") + " --format bf16 --block-size 2 --scale 0.125" +
+                              " --out " + path("out.npy") + " --lse " + path("lse.npy") +
+                              " --max-logits " + path("max.npy"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(JsonSyntax(r.out).valid()) << r.out;
+  const NpyArray out = read_npy(path("out.npy"));
+  const NpyArray lse = read_npy(path("lse.npy"));
+  const NpyArray max_logits = read_npy(path("max.npy"));
+  ASSERT_EQ(out.shape, (std::vector<int64_t>{2, heads, 512}));
+  ASSERT_EQ(lse.shape, (std::vector<int64_t>{2, heads}));
+  for (int h = 0; h < heads; ++h) {
+    double dot = 0;
+    for (int c = 0; c < d_qk; ++c) dot += double{q.data<float>()[h * d_qk + c]} * rows.data<float>()[2 * d_qk + c];
+    const double logit = scale * dot;
+    EXPECT_NEAR(lse.data<float>()[h], logit, 1e-5 + std::fabs(logit) / 16384);
+    EXPECT_NEAR(max_logits.data<float>()[h], logit, 1e-5 + std::fabs(logit) / 16384);
+    const double f = h == 0 ? 1.0 : 1.0 / (1.0 + std::exp(0.5 - logit));
+    for (int c = 0; c < 512; ++c) {
+      const double ref = f * rows.data<float>()[2 * d_qk + c];
+      EXPECT_NEAR(out.data<float>()[h * 512 + c], ref, 1e-3 + std::fabs(ref) / 64) << "head " << h << " c " << c;
+    }
+    EXPECT_EQ(lse.data<float>()[heads + h], INFINITY);
+    EXPECT_EQ(max_logits.data<float>()[heads + h], -INFINITY);
+    for (int c = 0; c < 512; ++c) EXPECT_EQ(out.data<float>()[(heads + h) * 512 + c], 0.0f);
+  }
+}
+
+TEST_F(Cli, MalformedInputsExitOneAndWriteNothing) {
+  NpyArray q = NpyArray::zeros(NpyDType::f32, {1, 1, 512});
+  NpyArray indices = NpyArray::zeros(NpyDType::i32, {1, 1});
+  NpyArray rows = NpyArray::zeros(NpyDType::f32, {2, 512});
+  save("q.npy", q);
+  save("idx.npy", indices);
+  save("rows.npy", rows);
+  ASSERT_EQ(run_cli("quantize --format bf16 --block-size 2 " + path("rows.npy") + " " + path("kv.npy")).exit_code, 0);
+  const std::string good_q = serialize_npy(q);
+  save_raw("truncated_q.npy", good_q.substr(0, good_q.size() - 4));
+  std::string fortran = good_q;
+  fortran.replace(fortran.find("False"), 5, "True ");
+  save_raw("fortran_q.npy", fortran);
+  save("int_q.npy", NpyArray::zeros(NpyDType::i32, {1, 1, 512}));
+  save("wide_kv.npy", NpyArray::zeros(NpyDType::u8, {1, 100}));
+  save_raw("garbage.npy", "this is not an npy file");
+  save("short_idx.npy", NpyArray::zeros(NpyDType::i32, {2, 1}));  // T = 2 against q's T = 1
+  const size_t inputs = file_count();
+
+  const std::string run = "run --format bf16 --block-size 2 --scale 0.1 --out " + path("out.npy") +
+                          " --lse " + path("lse.npy") + " ";
+  const std::string good_kv = " --cache " + path("kv.npy");
+  for (const std::string& arguments :
+       {run + "--q " + path("truncated_q.npy") + " --indices " + path("idx.npy") + good_kv,
+        run + "--q " + path("fortran_q.npy") + " --indices " + path("idx.npy") + good_kv,
+        run + "--q " + path("int_q.npy") + " --indices " + path("idx.npy") + good_kv,
+        run + "--q " + path("garbage.npy") + " --indices " + path("idx.npy") + good_kv,
+        run + "--q " + path("missing.npy") + " --indices " + path("idx.npy") + good_kv,
+        run + "--q " + path("q.npy") + " --indices " + path("idx.npy") + " --cache " + path("wide_kv.npy"),
+        run + "--q " + path("q.npy") + " --indices " + path("short_idx.npy") + good_kv,
+        "quantize --format bf16 --block-size 2 " + path("int_q.npy") + " " + path("out.npy"),
+        "quantize --format fp8_v32 --block-size 2 " + path("rows.npy") + " " + path("out.npy"),
+        "dequantize --format bf16 --block-size 2 --d-qk 512 --count 2 " + path("wide_kv.npy") + " " + path("out.npy"),
+        "dequantize --format bf16 --block-size 2 --d-qk 512 --count 5 " + path("kv.npy") + " " + path("out.npy")}) {
+    const CliResult r = run_cli(arguments + " --json 2>/dev/null");
+    EXPECT_EQ(r.exit_code, 1) << "smla " << arguments;
+    EXPECT_TRUE(JsonSyntax(r.out).valid()) << r.out;
+    EXPECT_NE(r.out.find("\"ok\":false"), std::string::npos) << r.out;
+    EXPECT_EQ(file_count(), inputs) << "smla " << arguments << " left a file behind";
+  }
+  // The error names the file and the problem.
+  const CliResult r = run_cli(run + "--q " + path("fortran_q.npy") + " --indices " + path("idx.npy") + good_kv + " --json 2>/dev/null");
+  EXPECT_NE(r.out.find("fortran_q.npy: fortran_order is True"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, QuickCpuBenchPassesItsCheck) {
+  const CliResult r = run_cli("bench --quick --backend cpu --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(JsonSyntax(r.out).valid()) << r.out;
+  EXPECT_NE(r.out.find("\"ok\":true"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"backend\":\"cpu\""), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"check_passed\":false"), std::string::npos) << r.out;
+  for (const char* workload : {"V3.2 prefill", "V3.2 decode", "V4 prefill", "V4 decode"}) {
+    EXPECT_NE(r.out.find(std::string("\"workload\":\"") + workload + "\""), std::string::npos) << workload;
+  }
+}
+
+}  // namespace
+}  // namespace smla::cli
