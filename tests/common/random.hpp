@@ -26,12 +26,18 @@ class Rng {
   int64_t uniform_int(int64_t lo, int64_t hi) {
     return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
   }
-  // N(0, stddev^2) as float.
+  // N(0, stddev^2) as float. Box-Muller yields two independent normals per pair of
+  // uniforms; the second is kept for the next call (workloads draw millions).
   float normal(double stddev) {
-    const double u1 = 1.0 - uniform();  // (0, 1]: log stays finite
-    const double u2 = uniform();
-    return static_cast<float>(stddev * std::sqrt(-2.0 * std::log(u1)) *
-                              std::cos(6.283185307179586 * u2));
+    if (has_spare_) {
+      has_spare_ = false;
+      return static_cast<float>(stddev * spare_);
+    }
+    const double radius = std::sqrt(-2.0 * std::log(1.0 - uniform()));  // 1 - u in (0, 1]
+    const double angle = 6.283185307179586 * uniform();
+    spare_ = radius * std::sin(angle);
+    has_spare_ = true;
+    return static_cast<float>(stddev * radius * std::cos(angle));
   }
   template <class T, size_t N>
   T pick(const T (&values)[N]) {
@@ -40,6 +46,8 @@ class Rng {
 
  private:
   uint64_t state_;
+  double spare_ = 0.0;  // the unused N(0, 1) of the last Box-Muller pair
+  bool has_spare_ = false;
 };
 
 }  // namespace smla::test
