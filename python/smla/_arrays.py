@@ -11,6 +11,10 @@ from __future__ import annotations
 import sys
 from typing import Any, Optional, Sequence
 
+# Any array that speaks DLPack: numpy.ndarray, torch.Tensor, cupy.ndarray, jax.Array ...
+# (an alias for documentation: the extension checks what it gets).
+Array = Any
+
 # DLPack device types (dlpack.h): what ``__dlpack_device__()[0]`` answers.
 _DL_CUDA = 2
 _DL_CUDA_MANAGED = 13
@@ -91,6 +95,9 @@ def bf16_dtype_of(like: Any) -> Any:
         except ImportError:
             return np.dtype(np.uint16)
         return np.dtype(ml_dtypes.bfloat16)
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(like, cupy.ndarray):
+        return cupy.uint16   # CuPy has no bfloat16: bf16 bits, as for NumPy
     xp = like.__array_namespace__()
     return getattr(xp, "bfloat16", xp.uint16)
 
@@ -112,7 +119,11 @@ def empty(like: Any, shape: Sequence[int], dtype: str) -> Any:
         resolved = getattr(like.__array_namespace__(), _NUMPY_DTYPES[dtype])
     if _is_numpy(like):
         return sys.modules["numpy"].empty(shape, dtype=resolved)
-    # Any Array-API framework (CuPy, JAX, NumPy >= 2 subclasses): same device as `like`.
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(like, cupy.ndarray):
+        with like.device:
+            return cupy.empty(shape, dtype=resolved)
+    # Any other Array-API framework (JAX ...): same device as `like`.
     xp = like.__array_namespace__()
     return xp.empty(shape, dtype=resolved, device=like.device)
 

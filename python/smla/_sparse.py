@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-from ._arrays import empty
+from ._arrays import Array, empty
 from ._errors import InvalidArgumentError, argument_names
 from .ops import D_V, Plan, run_attend
 
@@ -25,8 +25,9 @@ def check_d_v(d_v: int, name: str) -> None:
         raise InvalidArgumentError(f"{name}: d_v must be {D_V} (DeepSeek sparse MLA), got {d_v}")
 
 
-def sparse_prefill(q: Any, kv: Any, indices: Any, sm_scale: float, attn_sink: Any = None,
-                   topk_length: Any = None, stream: Any = None) -> Tuple[Any, Any, Any]:
+def sparse_prefill(q: Array, kv: Array, indices: Array, sm_scale: float,
+                   attn_sink: Optional[Array] = None, topk_length: Optional[Array] = None,
+                   stream: Any = None) -> Tuple[Array, Array, Array]:
     """q [s_q, h_q, d_qk] bf16, kv [s_kv, 1, d_qk] bf16, indices [s_q, 1, topk] int32.
 
     Returns (out [s_q, h_q, 512] bf16, max_logits [s_q, h_q] f32, lse [s_q, h_q] f32).
@@ -49,7 +50,7 @@ def sparse_prefill(q: Any, kv: Any, indices: Any, sm_scale: float, attn_sink: An
     return out, max_logits, lse
 
 
-def check_decode_shapes(q: Any, indices: Any, extra_indices: Any) -> None:
+def check_decode_shapes(q: Array, indices: Array, extra_indices: Optional[Array]) -> None:
     """The ranks of FlashMLA's decode shapes, which the per-position slicing relies on."""
     if len(q.shape) != 4:
         raise InvalidArgumentError(
@@ -62,11 +63,12 @@ def check_decode_shapes(q: Any, indices: Any, extra_indices: Any) -> None:
                 f"got shape {tuple(array.shape)}")
 
 
-def sparse_decode(q: Any, k_cache: Any, indices: Any, softmax_scale: float, format: str,
-                  topk_length: Any = None, attn_sink: Any = None, extra_k_cache: Any = None,
-                  extra_format: Optional[str] = None, extra_indices: Any = None,
-                  extra_topk_length: Any = None, plan: Optional[Plan] = None,
-                  stream: Any = None) -> Tuple[Any, Any]:
+def sparse_decode(q: Array, k_cache: Array, indices: Array, softmax_scale: float, format: str,
+                  topk_length: Optional[Array] = None, attn_sink: Optional[Array] = None,
+                  extra_k_cache: Optional[Array] = None, extra_format: Optional[str] = None,
+                  extra_indices: Optional[Array] = None,
+                  extra_topk_length: Optional[Array] = None, plan: Optional[Plan] = None,
+                  stream: Any = None) -> Tuple[Array, Array]:
     """q [b, s_q, h_q, d_qk] bf16, caches [num_blocks, block, 1, bytes], indices [b, s_q, k].
 
     Returns (out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] f32).

@@ -18,7 +18,7 @@ import dataclasses
 from typing import Any, Optional, Tuple
 
 from . import _sparse
-from ._arrays import is_torch
+from ._arrays import Array, is_torch
 from ._errors import InvalidArgumentError, NotBuiltError, argument_names
 from ._formats import infer_format
 from .ops import Plan, plan as make_plan
@@ -67,9 +67,9 @@ def get_mla_metadata(*args: Any, **kwargs: Any) -> Tuple[FlashMLASchedMeta, None
     return FlashMLASchedMeta(), None
 
 
-def flash_mla_sparse_fwd(q: Any, kv: Any, indices: Any, sm_scale: float, d_v: int = 512,
-                         attn_sink: Any = None, topk_length: Any = None, *,
-                         stream: Any = None) -> Tuple[Any, Any, Any]:
+def flash_mla_sparse_fwd(q: Array, kv: Array, indices: Array, sm_scale: float, d_v: int = 512,
+                         attn_sink: Optional[Array] = None, topk_length: Optional[Array] = None, *,
+                         stream: Any = None) -> Tuple[Array, Array, Array]:
     """Sparse attention prefill (FlashMLA's ``flash_mla_sparse_fwd``).
 
     Args:
@@ -118,27 +118,27 @@ def _decode_format(k_cache, format, is_fp8_kvcache, d_qk, name):
 
 
 def flash_mla_with_kvcache(
-    q: Any,
-    k_cache: Any,
-    block_table: Any = None,
-    cache_seqlens: Any = None,
+    q: Array,
+    k_cache: Array,
+    block_table: Optional[Array] = None,
+    cache_seqlens: Optional[Array] = None,
     head_dim_v: int = 512,
     tile_scheduler_metadata: Optional[FlashMLASchedMeta] = None,
     num_splits: None = None,
     softmax_scale: Optional[float] = None,
     causal: bool = False,
     is_fp8_kvcache: bool = False,
-    indices: Any = None,
-    attn_sink: Any = None,
-    extra_k_cache: Any = None,
-    extra_indices_in_kvcache: Any = None,
-    topk_length: Any = None,
-    extra_topk_length: Any = None,
+    indices: Optional[Array] = None,
+    attn_sink: Optional[Array] = None,
+    extra_k_cache: Optional[Array] = None,
+    extra_indices_in_kvcache: Optional[Array] = None,
+    topk_length: Optional[Array] = None,
+    extra_topk_length: Optional[Array] = None,
     *,
     format: Optional[str] = None,
     extra_format: Optional[str] = None,
     stream: Any = None,
-) -> Tuple[Any, Any]:
+) -> Tuple[Array, Array]:
     """Sparse MLA decode over paged KV caches (FlashMLA's ``flash_mla_with_kvcache``).
 
     Args:

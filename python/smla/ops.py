@@ -19,7 +19,7 @@ import dataclasses
 from typing import Any, Optional, Tuple
 
 from . import _smla
-from ._arrays import as_core, empty, stream_handle
+from ._arrays import Array, as_core, empty, stream_handle
 from ._errors import InvalidArgumentError
 from ._formats import d_qk_of, infer_format, token_bytes
 
@@ -78,10 +78,12 @@ def run_attend(q, kv, indices, scale, out, lse, max_logits, *, plan, stream, **p
              stream_handle(q, stream))
 
 
-def plan(q: Any, kv: Any, indices: Any, scale: float, *, format: Optional[str] = None,
-         lengths: Any = None, kv_scales: Any = None, extra_kv: Any = None,
-         extra_indices: Any = None, extra_lengths: Any = None, extra_format: Optional[str] = None,
-         extra_kv_scales: Any = None, sink: Any = None, stream: Any = None) -> Plan:
+def plan(q: Array, kv: Array, indices: Array, scale: float, *, format: Optional[str] = None,
+         lengths: Optional[Array] = None, kv_scales: Optional[Array] = None,
+         extra_kv: Optional[Array] = None, extra_indices: Optional[Array] = None,
+         extra_lengths: Optional[Array] = None, extra_format: Optional[str] = None,
+         extra_kv_scales: Optional[Array] = None, sink: Optional[Array] = None,
+         stream: Any = None) -> Plan:
     """Makes the schedule :func:`attend` would make for these arguments, for reuse.
 
     Takes :func:`attend`'s arguments. On a GPU the plan is computed on the stream without a
@@ -97,12 +99,14 @@ def plan(q: Any, kv: Any, indices: Any, scale: float, *, format: Optional[str] =
     return Plan(call.make_plan(as_core(buffer), stream_handle(q, stream)), buffer)
 
 
-def attend(q: Any, kv: Any, indices: Any, scale: float, *, format: Optional[str] = None,
-           lengths: Any = None, kv_scales: Any = None, extra_kv: Any = None,
-           extra_indices: Any = None, extra_lengths: Any = None,
-           extra_format: Optional[str] = None, extra_kv_scales: Any = None, sink: Any = None,
-           plan: Optional[Plan] = None, out: Any = None, lse: Any = None,
-           max_logits: Any = None, stream: Any = None) -> Tuple[Any, Any, Any]:
+def attend(q: Array, kv: Array, indices: Array, scale: float, *, format: Optional[str] = None,
+           lengths: Optional[Array] = None, kv_scales: Optional[Array] = None,
+           extra_kv: Optional[Array] = None, extra_indices: Optional[Array] = None,
+           extra_lengths: Optional[Array] = None, extra_format: Optional[str] = None,
+           extra_kv_scales: Optional[Array] = None, sink: Optional[Array] = None,
+           plan: Optional[Plan] = None, out: Optional[Array] = None,
+           lse: Optional[Array] = None, max_logits: Optional[Array] = None,
+           stream: Any = None) -> Tuple[Array, Array, Array]:
     """Sparse MLA attention (SPEC §1): each query token attends to the slots it lists.
 
     Args:
@@ -135,8 +139,9 @@ def attend(q: Any, kv: Any, indices: Any, scale: float, *, format: Optional[str]
     return out, lse, max_logits
 
 
-def combine(partial_out: Any, partial_lse: Any, *, sink: Any = None, out: Any = None,
-            lse: Any = None, stream: Any = None) -> Tuple[Any, Any]:
+def combine(partial_out: Array, partial_lse: Array, *, sink: Optional[Array] = None,
+            out: Optional[Array] = None, lse: Optional[Array] = None,
+            stream: Any = None) -> Tuple[Array, Array]:
     """Merges S partial attentions by log-sum-exp (SPEC §3.3), e.g. across GPUs.
 
     Args:
@@ -156,8 +161,8 @@ def combine(partial_out: Any, partial_lse: Any, *, sink: Any = None, out: Any = 
     return out, lse
 
 
-def quantize(rows: Any, format: str, *, block_size: int = 64, cache: Any = None,
-             cache_scales: Any = None, stream: Any = None) -> Any:
+def quantize(rows: Array, format: str, *, block_size: int = 64, cache: Optional[Array] = None,
+             cache_scales: Optional[Array] = None, stream: Any = None) -> Array:
     """Writes rows [N, d_qk] bf16 into slots 0..N-1 of a cache of ``format``, byte-exact.
 
     Without ``cache``, returns a new uint8 cache [ceil(N / block_size), block_size, token
@@ -177,8 +182,9 @@ def quantize(rows: Any, format: str, *, block_size: int = 64, cache: Any = None,
     return cache
 
 
-def dequantize(cache: Any, format: str, *, num_rows: Optional[int] = None, rows: Any = None,
-               cache_scales: Any = None, stream: Any = None) -> Any:
+def dequantize(cache: Array, format: str, *, num_rows: Optional[int] = None,
+               rows: Optional[Array] = None, cache_scales: Optional[Array] = None,
+               stream: Any = None) -> Array:
     """Reads slots 0..N-1 of a cache into rows [N, d_qk] bf16 (SPEC §2's dequantization).
 
     N is ``num_rows`` (default: every slot of the cache) or ``rows``' first dim; d_qk
@@ -193,8 +199,8 @@ def dequantize(cache: Any, format: str, *, num_rows: Optional[int] = None, rows:
     return rows
 
 
-def write_cache(rows: Any, slots: Any, cache: Any, format: Optional[str] = None, *,
-                cache_scales: Any = None, stream: Any = None) -> Any:
+def write_cache(rows: Array, slots: Array, cache: Array, format: Optional[str] = None, *,
+                cache_scales: Optional[Array] = None, stream: Any = None) -> Array:
     """Writes rows [N, d_qk] bf16 at slot ids [N] int32 of ``cache``, in place; returns it.
 
     Slot ids outside the cache (vLLM's -1 padding among them) are skipped. ``format`` is
