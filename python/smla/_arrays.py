@@ -8,8 +8,10 @@ Frameworks are looked up in ``sys.modules`` only, so importing smla imports none
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import sys
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 # Any array that speaks DLPack: numpy.ndarray, torch.Tensor, cupy.ndarray, jax.Array ...
 # (an alias for documentation: the extension checks what it gets).
@@ -65,6 +67,7 @@ def as_core(a: Optional[Any]) -> Optional[Any]:
     if a is None:
         return None
     if is_torch(a):
+        a = a.detach()   # DLPack refuses tensors that require grad; smla has no backward
         if a.element_size() == 1 and a.dtype.is_floating_point:
             return a.view(_torch().uint8)
         return a
@@ -153,3 +156,45 @@ def stream_handle(like: Any, stream: Any = None) -> int:
     if cupy is not None and isinstance(like, cupy.ndarray):
         return cupy.cuda.get_current_stream().ptr
     return 0
+
+
+@contextlib.contextmanager
+def call_scope(like: Any, stream: Any = None) -> Iterator[None]:
+    """Runs a call with ``like``'s CUDA device current and, for torch given an explicit
+    ``stream``, that stream as torch's current one.
+
+    The library launches on the current device, and torch's caching allocator reuses freed
+    memory in the order of the stream it was allocated on: outputs and workspaces must be
+    allocated on the stream that writes them, or a freed workspace could be handed to other
+    work while the kernel still runs.
+    """
+    if is_torch(like) and like.is_cuda:
+        torch = _torch()
+        with torch.cuda.device(like.device):
+            if stream is None:
+                yield
+                return
+            if not isinstance(stream, torch.cuda.Stream):
+                stream = torch.cuda.ExternalStream(stream_handle(like, stream),
+                                                   device=like.device)
+            with torch.cuda.stream(stream):
+                yield
+        return
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(like, cupy.ndarray):
+        with like.device:
+            yield
+        return
+    yield
+
+
+def on_callers_device(fn: Callable) -> Callable:
+    """Decorates an op whose first argument is the array that places it (q, rows, cache ...)
+    and whose ``stream`` is a keyword: the op runs inside :func:`call_scope`."""
+
+    @functools.wraps(fn)
+    def scoped(like, *args, stream=None, **kwargs):
+        with call_scope(like, stream):
+            return fn(like, *args, stream=stream, **kwargs)
+
+    return scoped

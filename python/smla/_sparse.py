@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-from ._arrays import Array, empty
+from ._arrays import Array, empty, on_callers_device
 from ._errors import InvalidArgumentError, argument_names
 from .ops import D_V, Plan, run_attend
 
@@ -25,8 +25,9 @@ def check_d_v(d_v: int, name: str) -> None:
         raise InvalidArgumentError(f"{name}: d_v must be {D_V} (DeepSeek sparse MLA), got {d_v}")
 
 
+@on_callers_device
 def sparse_prefill(q: Array, kv: Array, indices: Array, sm_scale: float,
-                   attn_sink: Optional[Array] = None, topk_length: Optional[Array] = None,
+                   attn_sink: Optional[Array] = None, topk_length: Optional[Array] = None, *,
                    stream: Any = None) -> Tuple[Array, Array, Array]:
     """q [s_q, h_q, d_qk] bf16, kv [s_kv, 1, d_qk] bf16, indices [s_q, 1, topk] int32.
 
@@ -63,11 +64,12 @@ def check_decode_shapes(q: Array, indices: Array, extra_indices: Optional[Array]
                 f"got shape {tuple(array.shape)}")
 
 
+@on_callers_device
 def sparse_decode(q: Array, k_cache: Array, indices: Array, softmax_scale: float, format: str,
                   topk_length: Optional[Array] = None, attn_sink: Optional[Array] = None,
                   extra_k_cache: Optional[Array] = None, extra_format: Optional[str] = None,
                   extra_indices: Optional[Array] = None,
-                  extra_topk_length: Optional[Array] = None, plan: Optional[Plan] = None,
+                  extra_topk_length: Optional[Array] = None, plan: Optional[Plan] = None, *,
                   stream: Any = None) -> Tuple[Array, Array]:
     """q [b, s_q, h_q, d_qk] bf16, caches [num_blocks, block, 1, bytes], indices [b, s_q, k].
 

@@ -9,7 +9,6 @@ smla.flash_mla takes as "no torch").
 
 from __future__ import annotations
 
-import contextlib
 from typing import Optional, Tuple
 
 import torch
@@ -26,18 +25,12 @@ def is_compiling() -> bool:
     return bool(compiler is not None and compiler.is_compiling())
 
 
-def _device_guard(t: torch.Tensor):
-    # The library runs on the current CUDA device; make it the tensors' own.
-    return torch.cuda.device(t.device) if t.is_cuda else contextlib.nullcontext()
-
-
 @torch.library.custom_op("smla::sparse_prefill", mutates_args=())
 def _sparse_prefill_op(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor,
                        sm_scale: float, attn_sink: Optional[torch.Tensor],
                        topk_length: Optional[torch.Tensor]
                        ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    with _device_guard(q):
-        return _sparse.sparse_prefill(q, kv, indices, sm_scale, attn_sink, topk_length)
+    return _sparse.sparse_prefill(q, kv, indices, sm_scale, attn_sink, topk_length)
 
 
 @_sparse_prefill_op.register_fake
@@ -60,10 +53,9 @@ def _sparse_decode_op(q: torch.Tensor, k_cache: torch.Tensor, indices: torch.Ten
     plan = None
     if plan_key != 0:
         plan = Plan(_smla.Plan(plan_buffer, plan_key, plan_strategy), plan_buffer)
-    with _device_guard(q):
-        return _sparse.sparse_decode(q, k_cache, indices, softmax_scale, kv_format, topk_length,
-                                     attn_sink, extra_k_cache, extra_format or None,
-                                     extra_indices, extra_topk_length, plan)
+    return _sparse.sparse_decode(q, k_cache, indices, softmax_scale, kv_format, topk_length,
+                                 attn_sink, extra_k_cache, extra_format or None, extra_indices,
+                                 extra_topk_length, plan)
 
 
 @_sparse_decode_op.register_fake

@@ -90,7 +90,8 @@ def flash_mla_sparse_fwd(q: Array, kv: Array, indices: Array, sm_scale: float, d
     if is_torch(q) and _torch_ops is not None:
         return _torch_ops.sparse_prefill(q, kv, indices, float(sm_scale), attn_sink,
                                          topk_length)
-    return _sparse.sparse_prefill(q, kv, indices, sm_scale, attn_sink, topk_length, stream)
+    return _sparse.sparse_prefill(q, kv, indices, sm_scale, attn_sink, topk_length,
+                                  stream=stream)
 
 
 def _check_config(meta: FlashMLASchedMeta, config: FlashMLASchedMeta.Config) -> None:
@@ -221,7 +222,7 @@ def flash_mla_with_kvcache(
             extra_k_cache, extra_format, extra_indices_in_kvcache, extra_topk_length, plan)
     return _sparse.sparse_decode(
         q, k_cache, indices, softmax_scale, format, topk_length, attn_sink, extra_k_cache,
-        extra_format, extra_indices_in_kvcache, extra_topk_length, plan, stream)
+        extra_format, extra_indices_in_kvcache, extra_topk_length, plan, stream=stream)
 
 
 __all__ = ["FlashMLASchedMeta", "get_mla_metadata", "flash_mla_sparse_fwd",

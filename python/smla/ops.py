@@ -19,7 +19,7 @@ import dataclasses
 from typing import Any, Optional, Tuple
 
 from . import _smla
-from ._arrays import Array, as_core, empty, stream_handle
+from ._arrays import Array, as_core, empty, on_callers_device, stream_handle
 from ._errors import InvalidArgumentError
 from ._formats import d_qk_of, infer_format, token_bytes
 
@@ -78,6 +78,7 @@ def run_attend(q, kv, indices, scale, out, lse, max_logits, *, plan, stream, **p
              stream_handle(q, stream))
 
 
+@on_callers_device
 def plan(q: Array, kv: Array, indices: Array, scale: float, *, format: Optional[str] = None,
          lengths: Optional[Array] = None, kv_scales: Optional[Array] = None,
          extra_kv: Optional[Array] = None, extra_indices: Optional[Array] = None,
@@ -99,6 +100,7 @@ def plan(q: Array, kv: Array, indices: Array, scale: float, *, format: Optional[
     return Plan(call.make_plan(as_core(buffer), stream_handle(q, stream)), buffer)
 
 
+@on_callers_device
 def attend(q: Array, kv: Array, indices: Array, scale: float, *, format: Optional[str] = None,
            lengths: Optional[Array] = None, kv_scales: Optional[Array] = None,
            extra_kv: Optional[Array] = None, extra_indices: Optional[Array] = None,
@@ -139,6 +141,7 @@ def attend(q: Array, kv: Array, indices: Array, scale: float, *, format: Optiona
     return out, lse, max_logits
 
 
+@on_callers_device
 def combine(partial_out: Array, partial_lse: Array, *, sink: Optional[Array] = None,
             out: Optional[Array] = None, lse: Optional[Array] = None,
             stream: Any = None) -> Tuple[Array, Array]:
@@ -161,6 +164,7 @@ def combine(partial_out: Array, partial_lse: Array, *, sink: Optional[Array] = N
     return out, lse
 
 
+@on_callers_device
 def quantize(rows: Array, format: str, *, block_size: int = 64, cache: Optional[Array] = None,
              cache_scales: Optional[Array] = None, stream: Any = None) -> Array:
     """Writes rows [N, d_qk] bf16 into slots 0..N-1 of a cache of ``format``, byte-exact.
@@ -182,6 +186,7 @@ def quantize(rows: Array, format: str, *, block_size: int = 64, cache: Optional[
     return cache
 
 
+@on_callers_device
 def dequantize(cache: Array, format: str, *, num_rows: Optional[int] = None,
                rows: Optional[Array] = None, cache_scales: Optional[Array] = None,
                stream: Any = None) -> Array:
@@ -199,6 +204,7 @@ def dequantize(cache: Array, format: str, *, num_rows: Optional[int] = None,
     return rows
 
 
+@on_callers_device
 def write_cache(rows: Array, slots: Array, cache: Array, format: Optional[str] = None, *,
                 cache_scales: Optional[Array] = None, stream: Any = None) -> Array:
     """Writes rows [N, d_qk] bf16 at slot ids [N] int32 of ``cache``, in place; returns it.
