@@ -44,8 +44,8 @@ struct Scratch {
 // Appends the valid entries of row t (SPEC §1): position below the row's length and
 // 0 <= index < slots. Only comparisons, never arithmetic on the index values, so INT_MIN
 // and INT_MAX are as safe as -1.
-void append_valid_entries(const KvPool& pool, const TensorView& indices,
-                          const TensorView& lengths, int64_t t, std::vector<Entry>& entries) {
+void append_valid_entries(const KvPool& pool, const TensorView& indices, const TensorView& lengths,
+                          int64_t t, std::vector<Entry>& entries) {
   const int64_t k = indices.shape[1];
   int64_t used = k;
   if (lengths.present()) {

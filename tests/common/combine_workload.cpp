@@ -27,8 +27,8 @@ std::string CombineSpec::describe() const {
 
 CombineProblem::CombineProblem(const CombineSpec& spec)
     : spec_(spec), buffers_(kNumCombineBuffers) {
-  static const char* const names[kNumCombineBuffers] = {"partial_out", "partial_lse", "sink",
-                                                        "out", "lse"};
+  static const char* const names[kNumCombineBuffers] = {"partial_out", "partial_lse", "sink", "out",
+                                                        "lse"};
   for (int id = 0; id < kNumCombineBuffers; ++id) buffers_[id].name = names[id];
   buffers_[kCombineOut].output = buffers_[kCombineLse].output = true;
   Rng rng(spec.seed);
@@ -42,12 +42,13 @@ CombineProblem::CombineProblem(const CombineSpec& spec)
   buffers_[kPartialOut].bytes.resize(S * T * h_q * kDv * dtype_size(spec.partial_dtype));
   for (int64_t row = 0; row < S * T * h_q; ++row) {
     float lse = static_cast<float>(rng.uniform(-spec.lse_spread, spec.lse_spread));
-    if (spec.empty_partials && rng.uniform_int(0, 3) == 0) lse = rng.uniform_int(0, 1) ? kInf : -kInf;
+    if (spec.empty_partials && rng.uniform_int(0, 3) == 0)
+      lse = rng.uniform_int(0, 1) ? kInf : -kInf;
     store(buffers_[kPartialLse].bytes, row, lse);
     for (int d = 0; d < kDv; ++d) {
       // Attend's outputs are convex combinations of V rows: |values| ~ 0.1.
-      const float value = std::isinf(lse) ? std::numeric_limits<float>::quiet_NaN()
-                                          : rng.normal(0.1);
+      const float value =
+          std::isinf(lse) ? std::numeric_limits<float>::quiet_NaN() : rng.normal(0.1);
       if (spec.partial_dtype == DType::bf16)
         store(buffers_[kPartialOut].bytes, row * kDv + d, fmt::float_to_bf16_rne(value));
       else
@@ -58,7 +59,8 @@ CombineProblem::CombineProblem(const CombineSpec& spec)
     buffers_[kCombineSink].bytes.resize(h_q * 4);
     for (int64_t h = 0; h < h_q; ++h) {
       float value = static_cast<float>(rng.uniform(-spec.lse_spread, spec.lse_spread + 2));
-      if (spec.sink_infinities && rng.uniform_int(0, 1)) value = rng.uniform_int(0, 1) ? kInf : -kInf;
+      if (spec.sink_infinities && rng.uniform_int(0, 1))
+        value = rng.uniform_int(0, 1) ? kInf : -kInf;
       store(buffers_[kCombineSink].bytes, h, value);
     }
     layout_.sink = TensorView::contiguous(nullptr, DType::f32, {h_q}, cpu);
@@ -66,10 +68,9 @@ CombineProblem::CombineProblem(const CombineSpec& spec)
   // out [T, h_q, 512]; strided: head-major [h_q, T, 512 + pad]. lse [T, h_q]; strided: [h_q, T].
   const int64_t out_row = spec.strided ? kDv + kRowPad : kDv;
   buffers_[kCombineOut].bytes.resize(T * h_q * out_row * 2);
-  layout_.out = TensorView::strided(nullptr, DType::bf16, {T, h_q, kDv},
-                                    {spec.strided ? out_row : h_q * kDv,
-                                     spec.strided ? T * out_row : kDv, 1},
-                                    cpu);
+  layout_.out = TensorView::strided(
+      nullptr, DType::bf16, {T, h_q, kDv},
+      {spec.strided ? out_row : h_q * kDv, spec.strided ? T * out_row : kDv, 1}, cpu);
   if (spec.with_lse) {
     buffers_[kCombineLse].bytes.resize(T * h_q * 4);
     layout_.lse = TensorView::strided(nullptr, DType::f32, {T, h_q},

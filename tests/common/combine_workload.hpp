@@ -18,13 +18,13 @@ struct CombineSpec {
   int h_q = 16;
   DType partial_dtype = DType::f32;  // f32 or bf16
   bool sink = false;
-  bool sink_infinities = false;      // about half of the sink entries are +inf or -inf
+  bool sink_infinities = false;  // about half of the sink entries are +inf or -inf
   // About a quarter of the partials are empty (lse +inf or -inf) with NaN outputs, and some
   // rows have only empty partials.
   bool empty_partials = false;
   bool with_lse = true;
-  bool strided = false;              // out head-major with padded rows, lse transposed
-  double lse_spread = 4.0;           // partial lse ~ uniform in [-spread, spread]
+  bool strided = false;     // out head-major with padded rows, lse transposed
+  double lse_spread = 4.0;  // partial lse ~ uniform in [-spread, spread]
   uint64_t seed = 1;
 
   std::string describe() const;

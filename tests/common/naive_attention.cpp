@@ -13,15 +13,15 @@ namespace {
 template <class T>
 T read(const TensorView& v, int64_t i0, int64_t i1 = 0, int64_t i2 = 0) {
   T x;
-  const int64_t offset = i0 * v.stride[0] + (v.rank > 1 ? i1 * v.stride[1] : 0) +
-                         (v.rank > 2 ? i2 * v.stride[2] : 0);
+  const int64_t offset =
+      i0 * v.stride[0] + (v.rank > 1 ? i1 * v.stride[1] : 0) + (v.rank > 2 ? i2 * v.stride[2] : 0);
   std::memcpy(&x, static_cast<const char*>(v.data) + offset * int64_t{sizeof(T)}, sizeof(T));
   return x;
 }
 
 // K rows of the valid entries of token t, in order: main pool, then extra pool.
-void valid_rows(const KvPool& pool, const TensorView& indices, const TensorView& lengths,
-                int64_t t, int d_qk, std::vector<std::vector<double>>& rows) {
+void valid_rows(const KvPool& pool, const TensorView& indices, const TensorView& lengths, int64_t t,
+                int d_qk, std::vector<std::vector<double>>& rows) {
   if (!pool.present()) return;
   std::vector<uint16_t> token(d_qk);
   for (int64_t p = 0; p < indices.shape[1]; ++p) {

@@ -41,7 +41,8 @@ AttendResult naive_combine(const CombineArgs& args) {
       }
       const double L = shift + std::log(sum);
       double f = 1.0;
-      if (args.sink.present()) f = 1.0 / (1.0 + std::exp(read_f32(args.sink, h * args.sink.stride[0]) - L));
+      if (args.sink.present())
+        f = 1.0 / (1.0 + std::exp(read_f32(args.sink, h * args.sink.stride[0]) - L));
       for (int64_t i = 0; i < pl.shape[0]; ++i) {
         const double lse = read_f32(pl, i * pl.stride[0] + t * pl.stride[1] + h * pl.stride[2]);
         if (!std::isfinite(lse)) continue;

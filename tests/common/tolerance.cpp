@@ -58,8 +58,7 @@ bool close(double got, double ref, double allowed) {
 }
 
 ::testing::AssertionResult size_mismatch(const char* name, size_t got, size_t ref) {
-  return ::testing::AssertionFailure()
-         << name << ": " << got << " elements, reference has " << ref;
+  return ::testing::AssertionFailure() << name << ": " << got << " elements, reference has " << ref;
 }
 
 }  // namespace
@@ -106,8 +105,8 @@ bool close(double got, double ref, double allowed) {
 ::testing::AssertionResult check_bitwise_equal(const char* name, const std::vector<uint8_t>& a,
                                                const std::vector<uint8_t>& b) {
   if (a.size() != b.size())
-    return ::testing::AssertionFailure() << name << ": " << a.size() << " vs " << b.size()
-                                         << " bytes";
+    return ::testing::AssertionFailure()
+           << name << ": " << a.size() << " vs " << b.size() << " bytes";
   int64_t differing = 0, first = -1;
   for (size_t i = 0; i < a.size(); ++i)
     if (a[i] != b[i] && differing++ == 0) first = static_cast<int64_t>(i);
@@ -159,8 +158,7 @@ bool close(double got, double ref, double allowed) {
   return ::testing::AssertionSuccess();
 }
 
-::testing::AssertionResult check_combine(const CombineProblem& problem,
-                                         const AttendResult& ref) {
+::testing::AssertionResult check_combine(const CombineProblem& problem, const AttendResult& ref) {
   const CombineSpec& spec = problem.spec();
   if (auto r = check_writes(problem); !r) return r;
   if (auto r = check_out(problem.out(), ref.out, {spec.T, spec.h_q, kDv}); !r) return r;
@@ -176,8 +174,7 @@ bool close(double got, double ref, double allowed) {
   if (spec.with_lse)
     if (auto r = check_stat("lse", problem.lse(), ref.lse, {spec.T, spec.h_q}); !r) return r;
   if (spec.with_max_logits)
-    if (auto r = check_stat("max_logits", problem.max_logits(), ref.max_logits,
-                            {spec.T, spec.h_q});
+    if (auto r = check_stat("max_logits", problem.max_logits(), ref.max_logits, {spec.T, spec.h_q});
         !r)
       return r;
   return ::testing::AssertionSuccess();
@@ -186,8 +183,7 @@ bool close(double got, double ref, double allowed) {
 ::testing::AssertionResult check_outputs_identical(const Problem& a, const Problem& b) {
   for (int id = 0; id < kNumBuffers; ++id) {
     if (!a.buffer(id).output) continue;
-    if (auto r = check_bitwise_equal(a.buffer(id).name, a.buffer(id).bytes, b.buffer(id).bytes);
-        !r)
+    if (auto r = check_bitwise_equal(a.buffer(id).name, a.buffer(id).bytes, b.buffer(id).bytes); !r)
       return r;
   }
   return ::testing::AssertionSuccess();

@@ -3,11 +3,11 @@
 // EXPECT_TRUE(check_...) says what went wrong without a debugger.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "common/combine_workload.hpp"
 #include "common/naive_attention.hpp"

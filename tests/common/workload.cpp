@@ -55,8 +55,12 @@ Selection make_selection(const ProblemSpec& spec, int64_t k, bool with_lengths, 
   Selection sel;
   sel.indices.resize(spec.T * k);
   sel.lengths.resize(with_lengths ? spec.T : 0);
-  const int32_t bad_values[] = {-1, kIntMin, kIntMax, static_cast<int32_t>(slots),
-                                static_cast<int32_t>(slots + 1), static_cast<int32_t>(-slots)};
+  const int32_t bad_values[] = {-1,
+                                kIntMin,
+                                kIntMax,
+                                static_cast<int32_t>(slots),
+                                static_cast<int32_t>(slots + 1),
+                                static_cast<int32_t>(-slots)};
   const int32_t bad_lengths[] = {0, -1, kIntMin, static_cast<int32_t>(k + 5), kIntMax};
   for (int64_t t = 0; t < spec.T; ++t) {
     int64_t length = k;
@@ -80,7 +84,7 @@ Selection make_selection(const ProblemSpec& spec, int64_t k, bool with_lengths, 
       } else if (spec.adversarial && rng.uniform_int(0, 3) == 0) {
         // Half of the replacements duplicate an earlier entry of the row.
         value = (p > 0 && rng.uniform_int(0, 1) == 0) ? row[rng.uniform_int(0, p - 1)]
-                                                       : rng.pick(bad_values);
+                                                      : rng.pick(bad_values);
       }
       row[p] = value;
       if (value >= 0 && value < slots) used[value] = 1;
@@ -199,9 +203,19 @@ std::string ProblemSpec::describe() const {
 }
 
 Problem::Problem(const ProblemSpec& spec) : spec_(spec), buffers_(kNumBuffers) {
-  static const char* const names[kNumBuffers] = {
-      "q",           "kv",      "kv_scales", "indices", "lengths",    "extra_kv", "extra_kv_scales",
-      "extra_indices", "extra_lengths", "sink", "out", "lse", "max_logits"};
+  static const char* const names[kNumBuffers] = {"q",
+                                                 "kv",
+                                                 "kv_scales",
+                                                 "indices",
+                                                 "lengths",
+                                                 "extra_kv",
+                                                 "extra_kv_scales",
+                                                 "extra_indices",
+                                                 "extra_lengths",
+                                                 "sink",
+                                                 "out",
+                                                 "lse",
+                                                 "max_logits"};
   for (int id = 0; id < kNumBuffers; ++id) buffers_[id].name = names[id];
   for (int id : {kOut, kLse, kMaxLogits}) buffers_[id].output = true;
 
@@ -249,8 +263,7 @@ Problem::Problem(const ProblemSpec& spec) : spec_(spec), buffers_(kNumBuffers) {
            layout_.indices, layout_.lengths);
   if (spec.extra)
     add_pool(spec.extra_kv, kExtraKv, kExtraKvScales, kExtraIndices, kExtraLengths, spec.k_x,
-             spec.extra_lengths, layout_.extra_kv, layout_.extra_indices,
-             layout_.extra_lengths);
+             spec.extra_lengths, layout_.extra_kv, layout_.extra_indices, layout_.extra_lengths);
 
   if (spec.sink) {
     buffers_[kSink].bytes.resize(h_q * sizeof(float));

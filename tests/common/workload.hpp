@@ -22,18 +22,18 @@ namespace smla::test {
 struct PoolSpec {
   KvFormat format = KvFormat::bf16;
   int32_t block_size = 64;
-  int64_t min_slots = 256;     // rounded up to whole blocks
-  int64_t block_padding = 0;   // bytes added to each block's stride (a non-packed pool)
-  bool int8_split = false;     // int8_ds_mla as two tensors (values, scales)
+  int64_t min_slots = 256;    // rounded up to whole blocks
+  int64_t block_padding = 0;  // bytes added to each block's stride (a non-packed pool)
+  bool int8_split = false;    // int8_ds_mla as two tensors (values, scales)
 };
 
 struct ProblemSpec {
   int64_t T = 4;
   int h_q = 16;
   int d_qk = 576;
-  int64_t k = 64;              // width of the main selection
+  int64_t k = 64;  // width of the main selection
   PoolSpec kv;
-  bool extra = false;          // a second pool with its own selection
+  bool extra = false;  // a second pool with its own selection
   int64_t k_x = 0;
   PoolSpec extra_kv;
   bool lengths = false;        // per-row lengths of the main selection
@@ -52,9 +52,9 @@ struct ProblemSpec {
   bool strided = false;
   bool with_lse = true;
   bool with_max_logits = true;
-  float scale = 0.0f;          // 0: 1 / sqrt(d_qk)
-  float q_std = 0.1f;          // q ~ N(0, q_std^2), rounded to bf16
-  float kv_std = 0.1f;         // K rows ~ N(0, kv_std^2) before quantization
+  float scale = 0.0f;   // 0: 1 / sqrt(d_qk)
+  float q_std = 0.1f;   // q ~ N(0, q_std^2), rounded to bf16
+  float kv_std = 0.1f;  // K rows ~ N(0, kv_std^2) before quantization
   uint64_t seed = 1;
 
   float softmax_scale() const;
@@ -72,7 +72,7 @@ ProblemSpec random_spec(uint64_t seed, int64_t max_work);
 enum BufferId : int {
   kQ,
   kKv,
-  kKvScales,       // int8_ds_mla split scales of the main pool
+  kKvScales,  // int8_ds_mla split scales of the main pool
   kIndices,
   kLengths,
   kExtraKv,

@@ -44,8 +44,9 @@ double logit(Problem& p, int64_t t, int h, int64_t slot) {
   double dot = 0;
   for (int d = 0; d < p.spec().d_qk; ++d) {
     uint16_t q;
-    std::memcpy(&q, static_cast<const char*>(a.q.data) +
-                        2 * (t * a.q.stride[0] + h * a.q.stride[1] + d), 2);
+    std::memcpy(
+        &q, static_cast<const char*>(a.q.data) + 2 * (t * a.q.stride[0] + h * a.q.stride[1] + d),
+        2);
     dot += static_cast<double>(fmt::bf16_to_float(q)) * k[d];
   }
   return a.scale * dot;
@@ -81,8 +82,7 @@ const FormatChoice kFormatChoices[] = {{KvFormat::bf16, false},
 // The d_qk both pools can hold (both pools of a call share q's d_qk), or 0 if none.
 int shared_d_qk(const FormatChoice& a, const FormatChoice& b) {
   for (int d_qk : {576, 512})
-    if (format_supports_d_qk(a.format, d_qk) && format_supports_d_qk(b.format, d_qk))
-      return d_qk;
+    if (format_supports_d_qk(a.format, d_qk) && format_supports_d_qk(b.format, d_qk)) return d_qk;
   return 0;
 }
 
@@ -276,7 +276,8 @@ TEST(ReferenceAttendKnown, NaNRowsLeakOnlyWhenSelected) {
   set_indices(p, {4, 6, 8, 10});
   store(p.buffer(kLengths).bytes, 0, int32_t{3});
   // Slot 10 of the packed bf16 pool (block size 64): NaN everywhere.
-  for (int d = 0; d < spec.d_qk; ++d) store(p.buffer(kKv).bytes, 10 * spec.d_qk + d, uint16_t{0x7FC0});
+  for (int d = 0; d < spec.d_qk; ++d)
+    store(p.buffer(kKv).bytes, 10 * spec.d_qk + d, uint16_t{0x7FC0});
   run_reference(p);
   for (float x : p.out()) ASSERT_FALSE(std::isnan(x));
   store(p.buffer(kLengths).bytes, 0, int32_t{4});

@@ -262,8 +262,8 @@ TEST(ReferenceCombine, BitwiseTheSameForAnyThreadCount) {
     run_combine(again);
   }
   for (int id : {kCombineOut, kCombineLse})
-    EXPECT_TRUE(check_bitwise_equal(first.buffer(id).name, first.buffer(id).bytes,
-                                    again.buffer(id).bytes));
+    EXPECT_TRUE(
+        check_bitwise_equal(first.buffer(id).name, first.buffer(id).bytes, again.buffer(id).bytes));
 }
 
 }  // namespace
