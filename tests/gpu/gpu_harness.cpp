@@ -62,28 +62,6 @@ TestStream::~TestStream() {
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 
-DeviceProblem::DeviceProblem(const Problem& problem) : problem_(problem), buffers_(kNumBuffers) {
-  for (int id = 0; id < kNumBuffers; ++id) {
-    const std::vector<uint8_t>& host = problem.buffer(id).bytes;
-    buffers_[id] = DeviceBuffer(host.size());
-    buffers_[id].upload(host);
-  }
-}
-
-AttendArgs DeviceProblem::args() const {
-  return problem_.args(Device::cuda(0), [this](int id) { return buffers_[id].get(); });
-}
-
-void DeviceProblem::upload(const Problem& problem, int id) {
-  buffers_[id].upload(problem.buffer(id).bytes);
-}
-
-void DeviceProblem::download_outputs(Problem& problem) const {
-  for (int id = 0; id < kNumBuffers; ++id) {
-    if (problem.buffer(id).output) problem.buffer(id).bytes = buffers_[id].download();
-  }
-}
-
 ::testing::AssertionResult status_ok(const Status& status) {
   if (status.ok()) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()

@@ -1,5 +1,5 @@
 // What every GPU test shares: the "no CUDA device" skip, device memory owned by a test, a
-// Problem (tests/common) mirrored on the device, and a full GPU run of a Problem (workspace,
+// workload (tests/common) mirrored on the device, and a full GPU run of a Problem (workspace,
 // plan, attend, outputs read back into the Problem's host buffers, where tests/common's
 // checks read them).
 #pragma once
@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/combine_workload.hpp"
 #include "common/workload.hpp"
 #include "smla/ops.hpp"
 
@@ -69,22 +70,38 @@ class TestStream {
   cudaStream_t stream_ = nullptr;
 };
 
-// Every non-empty buffer of a Problem copied to cuda:0, with views over the copies.
-class DeviceProblem {
+// Every non-empty buffer of a workload (a Problem or a CombineProblem, tests/common) copied
+// to cuda:0, with views over the copies. NumBuffers is the workload's buffer count.
+template <class Workload, int NumBuffers>
+class DeviceMirror {
  public:
-  explicit DeviceProblem(const Problem& problem);
+  explicit DeviceMirror(const Workload& workload) : workload_(workload), buffers_(NumBuffers) {
+    for (int id = 0; id < NumBuffers; ++id) {
+      buffers_[id] = DeviceBuffer(workload.buffer(id).bytes.size());
+      buffers_[id].upload(workload.buffer(id).bytes);
+    }
+  }
 
-  // The Problem's AttendArgs, rebased onto the device copies.
-  AttendArgs args() const;
-  // Copies host buffer `id` of `problem` (same spec, so same size) over the device copy.
-  void upload(const Problem& problem, int id);
-  // Copies the device outputs back into `problem`'s host buffers.
-  void download_outputs(Problem& problem) const;
+  // The workload's arguments (AttendArgs, CombineArgs), rebased onto the device copies.
+  auto args() const {
+    return workload_.args(Device::cuda(0), [this](int id) { return buffers_[id].get(); });
+  }
+  // Copies host buffer `id` of `workload` (same spec, so same size) over the device copy.
+  void upload(const Workload& workload, int id) { buffers_[id].upload(workload.buffer(id).bytes); }
+  // Copies the device outputs back into `workload`'s host buffers.
+  void download_outputs(Workload& workload) const {
+    for (int id = 0; id < NumBuffers; ++id) {
+      if (workload.buffer(id).output) workload.buffer(id).bytes = buffers_[id].download();
+    }
+  }
 
  private:
-  const Problem& problem_;
-  std::vector<DeviceBuffer> buffers_;  // [kNumBuffers]; empty where the problem has none
+  const Workload& workload_;
+  std::vector<DeviceBuffer> buffers_;  // empty where the workload has no such buffer
 };
+
+using DeviceProblem = DeviceMirror<Problem, kNumBuffers>;
+using DeviceCombineProblem = DeviceMirror<CombineProblem, kNumCombineBuffers>;
 
 // The caller-owned scratch of one attend call: a workspace sized by
 // attend_workspace_size and a plan buffer sized by plan_size.

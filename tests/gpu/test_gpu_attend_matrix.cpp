@@ -85,8 +85,10 @@ ProblemSpec matrix_spec(int index) {
   // The extra pool (V4's sliding window) has a format and block size of its own.
   const FormatCase& fx = format_with_d_qk(f.d_qk, rng);
   s.extra_kv = pool_for(fx, s.k_x, rng);
-  // Lengths draw 0 and > k among their values (tests/common), so "on" covers length 0.
+  // Lengths are drawn from [0, k]; adversarial cases add 0, negative and > k lengths and
+  // invalid or duplicated indices.
   s.lengths = rng.uniform_int(0, 1) == 1;
+  s.adversarial = rng.uniform_int(0, 2) == 0;
   s.extra_lengths = s.extra && rng.uniform_int(0, 1) == 1;
   s.sink = rng.uniform_int(0, 1) == 1;
   s.sink_infinities = s.sink && rng.uniform_int(0, 1) == 1;
