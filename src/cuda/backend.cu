@@ -54,16 +54,16 @@ Status check_forced_path(const char* op) {
   const char* forced = std::getenv("SMLA_BACKEND");
   if (forced != nullptr && std::strcmp(forced, "hopper") == 0) {
     return Status(StatusCode::not_built,
-                  std::string(op) + ": SMLA_BACKEND=hopper: the Hopper path is not built yet "
-                                    "(unset SMLA_BACKEND or use SMLA_BACKEND=portable)");
+                  std::string(op) +
+                      ": SMLA_BACKEND=hopper: the Hopper path is not built yet "
+                      "(unset SMLA_BACKEND or use SMLA_BACKEND=portable)");
   }
   return Status::success();
 }
 
 // What every attention op does before its launch: fetch the device's properties, check the
 // forced path, and make the device current.
-Status enter_attention(Device device, const char* op, DeviceGuard* guard,
-                       const DeviceInfo** info) {
+Status enter_attention(Device device, const char* op, DeviceGuard* guard, const DeviceInfo** info) {
   Status st = device_info(device.index, info);
   if (!st.ok()) return st;
   st = check_forced_path(op);
@@ -128,9 +128,9 @@ Status check_device(Device device, const char* op) {
   Status st = device_info(device.index, &info);
   if (!st.ok()) return st;
   if (info->arch() < 80) {
-    return Status(StatusCode::unsupported,
-                  std::string(op) + ": device " + cuda_name(device) + " is sm_" +
-                      std::to_string(info->arch()) + "; smla needs sm_80 (Ampere) or newer");
+    return Status(StatusCode::unsupported, std::string(op) + ": device " + cuda_name(device) +
+                                               " is sm_" + std::to_string(info->arch()) +
+                                               "; smla needs sm_80 (Ampere) or newer");
   }
   return probe_kernel_image(device.index, *info, op);
 }

@@ -1,7 +1,5 @@
 // cuda_backend::device_info: the launch-relevant properties of each CUDA device, read once
 // per ordinal and kept for the life of the process.
-#include "cuda/device_info.hpp"
-
 #include <cuda_runtime.h>
 
 #include <map>
@@ -10,6 +8,7 @@
 #include <string>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_info.hpp"
 
 namespace smla::cuda_backend {
 namespace {

@@ -21,15 +21,15 @@ bool cuda_available();
 
 // First statement of every GPU test: a machine without a device reports the test as
 // skipped (visibly, in ctest's summary), never as passed.
-#define SMLA_REQUIRE_GPU()                                                            \
-  do {                                                                                \
-    if (!::smla::test::gpu::cuda_available()) GTEST_SKIP() << "no CUDA device";       \
+#define SMLA_REQUIRE_GPU()                                                      \
+  do {                                                                          \
+    if (!::smla::test::gpu::cuda_available()) GTEST_SKIP() << "no CUDA device"; \
   } while (0)
 
 // Fails the current test (with the call and the CUDA error) unless `err` is cudaSuccess.
-#define SMLA_CUDA_ASSERT(expr)                                                        \
-  do {                                                                                \
-    const cudaError_t smla_err_ = (expr);                                             \
+#define SMLA_CUDA_ASSERT(expr)                                                           \
+  do {                                                                                   \
+    const cudaError_t smla_err_ = (expr);                                                \
     ASSERT_EQ(smla_err_, cudaSuccess) << #expr << ": " << cudaGetErrorString(smla_err_); \
   } while (0)
 

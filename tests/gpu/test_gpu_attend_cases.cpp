@@ -51,8 +51,8 @@ struct Pair {
   KvFormat format;
   bool int8_split;
 };
-constexpr Pair kPairs[] = {{576, KvFormat::bf16, false},     {576, KvFormat::fp8_v32, false},
-                           {512, KvFormat::bf16, false},     {512, KvFormat::fp8_ds_mla, false},
+constexpr Pair kPairs[] = {{576, KvFormat::bf16, false},        {576, KvFormat::fp8_v32, false},
+                           {512, KvFormat::bf16, false},        {512, KvFormat::fp8_ds_mla, false},
                            {512, KvFormat::int8_ds_mla, false}, {512, KvFormat::int8_ds_mla, true}};
 
 void expect_matches_oracle(Problem& p) {
@@ -96,8 +96,12 @@ TEST(GpuAttend, RowsWithOnlyInvalidEntriesGiveZeroOutAndInfiniteLse) {
   Problem p(s);
   const int64_t slots = p.args().kv.slots();
   // Every kind of invalid id, cycled over the whole (contiguous) [T, k] index tensor.
-  const int32_t invalid[] = {-1, INT_MIN, INT_MAX, static_cast<int32_t>(slots),
-                             static_cast<int32_t>(slots + 1), -static_cast<int32_t>(slots)};
+  const int32_t invalid[] = {-1,
+                             INT_MIN,
+                             INT_MAX,
+                             static_cast<int32_t>(slots),
+                             static_cast<int32_t>(slots + 1),
+                             -static_cast<int32_t>(slots)};
   std::vector<uint8_t>& idx = p.buffer(kIndices).bytes;
   for (size_t e = 0; e * 4 < idx.size(); ++e) {
     std::memcpy(idx.data() + 4 * e, &invalid[e % (sizeof(invalid) / sizeof(invalid[0]))], 4);

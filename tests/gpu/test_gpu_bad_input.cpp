@@ -108,8 +108,8 @@ TEST(GpuBadInput, ATooSmallWorkspaceFailsAndWritesNothing) {
   ASSERT_TRUE(scratch.allocate(d.args()));
   if (scratch.workspace.bytes() == 0) GTEST_SKIP() << "this shape needs no workspace";
   const Workspace short_ws{scratch.workspace.get(), scratch.workspace.bytes() - 1};
-  EXPECT_TRUE(fails_with(attend(d.args(), short_ws), StatusCode::invalid_argument,
-                         {"'workspace'"}));
+  EXPECT_TRUE(
+      fails_with(attend(d.args(), short_ws), StatusCode::invalid_argument, {"'workspace'"}));
   SMLA_CUDA_ASSERT(cudaDeviceSynchronize());
   d.download_outputs(p);
   EXPECT_TRUE(outputs_untouched(p));

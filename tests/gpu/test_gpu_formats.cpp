@@ -36,7 +36,7 @@ constexpr FormatCase kCases[] = {
 constexpr int32_t kBlockSize = 16;
 constexpr uint8_t kPoolFill = 0xA5;  // bytes no codec writes by chance everywhere
 constexpr uint8_t kRowFill = 0x5A;
-constexpr int64_t kRowPad = 8;      // bf16 elements after each row: keeps rows 16 B-aligned
+constexpr int64_t kRowPad = 8;  // bf16 elements after each row: keeps rows 16 B-aligned
 
 // One pool's bytes on the host and on the device, with views of both.
 struct PoolPair {
@@ -96,8 +96,8 @@ struct RowPair {
     dev_bytes = DeviceBuffer(host_bytes.size());
     dev_bytes.upload(host_bytes);
     host = TensorView::strided(host_bytes.data(), DType::bf16, {n, d_qk}, {stride, 1});
-    dev = TensorView::strided(dev_bytes.get(), DType::bf16, {n, d_qk}, {stride, 1},
-                              Device::cuda(0));
+    dev =
+        TensorView::strided(dev_bytes.get(), DType::bf16, {n, d_qk}, {stride, 1}, Device::cuda(0));
   }
 };
 
@@ -107,8 +107,8 @@ struct RowPair {
 std::vector<uint16_t> make_rows(int64_t n, int d_qk, uint64_t seed) {
   Rng rng(seed);
   std::vector<uint16_t> v(n * d_qk);
-  const uint16_t specials[] = {0x7FC0, 0x7F80, 0xFF80, 0x7F7F, 0xFF7F, 0x0001, 0x8001,
-                               0x0000, 0x8000, 0x3F80};
+  const uint16_t specials[] = {0x7FC0, 0x7F80, 0xFF80, 0x7F7F, 0xFF7F,
+                               0x0001, 0x8001, 0x0000, 0x8000, 0x3F80};
   for (int64_t r = 0; r < n; ++r) {
     const double magnitude = std::pow(10.0, rng.uniform(-6.0, 4.0));
     for (int d = 0; d < d_qk; ++d) {
@@ -167,8 +167,12 @@ TEST_P(GpuFormats, WriteCacheIsByteExactAndSkipsInvalidSlots) {
   // would be neither).
   std::vector<int32_t> ids;
   for (int64_t i = 0; i < slots; i += 3) ids.push_back(static_cast<int32_t>((i * 37) % slots));
-  const int32_t invalid[] = {-1, INT_MIN, INT_MAX, static_cast<int32_t>(slots),
-                             static_cast<int32_t>(slots + 1), -static_cast<int32_t>(slots)};
+  const int32_t invalid[] = {-1,
+                             INT_MIN,
+                             INT_MAX,
+                             static_cast<int32_t>(slots),
+                             static_cast<int32_t>(slots + 1),
+                             -static_cast<int32_t>(slots)};
   for (int32_t bad : invalid) ids.insert(ids.begin() + (ids.size() / 2), bad);
   ids.push_back(ids[0]);
   ids.push_back(ids[5]);

@@ -21,19 +21,19 @@ constexpr int THREADS_PER_CTA = WARPS_PER_CTA * WARP;
 // ---- params ------------------------------------------------------------------------------
 
 struct EncodeParams {
-  const uint16_t* rows;   // [N, d_qk] bf16, row stride `row_stride` elements
+  const uint16_t* rows;  // [N, d_qk] bf16, row stride `row_stride` elements
   int64_t row_stride;
-  const int32_t* slots;   // [N] i32 with stride `slot_stride`; nullptr: row i -> slot i
+  const int32_t* slots;  // [N] i32 with stride `slot_stride`; nullptr: row i -> slot i
   int64_t slot_stride;
-  int64_t n;              // N
-  int64_t num_slots;      // pool.slots(): the bound of a valid slot id
+  int64_t n;          // N
+  int64_t num_slots;  // pool.slots(): the bound of a valid slot id
   PoolRef pool;
 };
 
 struct DecodeParams {
-  uint16_t* rows;         // [N, d_qk] bf16, row stride `row_stride` elements
+  uint16_t* rows;  // [N, d_qk] bf16, row stride `row_stride` elements
   int64_t row_stride;
-  int64_t n;              // N: slots 0..N-1 are read
+  int64_t n;  // N: slots 0..N-1 are read
   PoolRef pool;
 };
 
@@ -107,14 +107,20 @@ void with_codec(KvFormat format, int64_t d_qk, Fn&& fn) {
         fn(Bf16Codec<512>{});
       }
       return;
-    case KvFormat::fp8_v32: fn(TiledCodec<Fp8V32Format>{}); return;
-    case KvFormat::fp8_ds_mla: fn(TiledCodec<Fp8DsMlaFormat>{}); return;
-    case KvFormat::int8_ds_mla: fn(TiledCodec<Int8DsMlaFormat>{}); return;
+    case KvFormat::fp8_v32:
+      fn(TiledCodec<Fp8V32Format>{});
+      return;
+    case KvFormat::fp8_ds_mla:
+      fn(TiledCodec<Fp8DsMlaFormat>{});
+      return;
+    case KvFormat::int8_ds_mla:
+      fn(TiledCodec<Int8DsMlaFormat>{});
+      return;
   }
 }
 
-Status encode(const char* op, const TensorView& rows, const TensorView* slots,
-              const KvPool& pool, cudaStream_t stream) {
+Status encode(const char* op, const TensorView& rows, const TensorView* slots, const KvPool& pool,
+              cudaStream_t stream) {
   const int64_t n = rows.shape[0];
   if (n == 0) return Status::success();
   EncodeParams p{};

@@ -23,10 +23,10 @@ inline constexpr int WARP = 32;
 
 // A KvPool as the kernels see it: the device-side fields only.
 struct PoolRef {
-  uint8_t* data;            // block b at data + b * block_stride
-  int64_t block_stride;     // bytes
-  int32_t block_size;       // slots per block
-  uint8_t* scales;          // int8_ds_mla split scales; nullptr otherwise
+  uint8_t* data;               // block b at data + b * block_stride
+  int64_t block_stride;        // bytes
+  int32_t block_size;          // slots per block
+  uint8_t* scales;             // int8_ds_mla split scales; nullptr otherwise
   int64_t scale_block_stride;  // bytes
 };
 
@@ -87,8 +87,7 @@ struct Int8Quant {
 template <int DQK>
 struct Bf16Codec {
   static constexpr int kDqk = DQK;
-  __device__ static void encode(const PoolRef& pool, int64_t slot, const uint16_t* row,
-                                int lane) {
+  __device__ static void encode(const PoolRef& pool, int64_t slot, const uint16_t* row, int lane) {
     uint8_t* token =
         fmt::Bf16Layout::token(pool.data, pool.block_stride, pool.block_size, slot, DQK);
     copy_bf16(reinterpret_cast<uint16_t*>(token), row, DQK, lane);
@@ -119,8 +118,7 @@ struct TiledCodec {
 
   // Per tile: the lanes' amax meet in a warp reduction, then each lane encodes its own
   // values with the tile's scale; lane 0 stores the scale.
-  __device__ static void encode(const PoolRef& pool, int64_t slot, const uint16_t* row,
-                                int lane) {
+  __device__ static void encode(const PoolRef& pool, int64_t slot, const uint16_t* row, int lane) {
     const typename F::Parts parts = F::locate(pool, slot);
     Code* codes = reinterpret_cast<Code*>(parts.codes);
     for (int tile = 0; tile < kNumTiles; ++tile) {
