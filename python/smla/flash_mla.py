@@ -173,10 +173,10 @@ def flash_mla_with_kvcache(
         raise InvalidArgumentError("num_splits: must be None (FlashMLA's current interface)")
     if causal:
         raise InvalidArgumentError("causal: must be False when indices are given (sparse mode)")
-    if extra_k_cache is None and (extra_indices_in_kvcache is not None or
-                                  extra_topk_length is not None):
-        raise InvalidArgumentError(
-            "extra_indices_in_kvcache: given without extra_k_cache")
+    for name, value in (("extra_indices_in_kvcache", extra_indices_in_kvcache),
+                        ("extra_topk_length", extra_topk_length)):
+        if extra_k_cache is None and value is not None:
+            raise InvalidArgumentError(f"{name}: given without extra_k_cache")
     if extra_k_cache is not None and extra_indices_in_kvcache is None:
         raise InvalidArgumentError("extra_indices_in_kvcache: required with extra_k_cache")
     if tile_scheduler_metadata is not None and not isinstance(tile_scheduler_metadata,
@@ -197,7 +197,8 @@ def flash_mla_with_kvcache(
     if meta is not None:
         _check_config(meta, FlashMLASchedMeta.Config(
             b=int(q.shape[0]), s_q=int(q.shape[1]), h_q=int(q.shape[2]),
-            page_block_size=int(k_cache.shape[1]), h_k=int(k_cache.shape[2]), causal=causal,
+            page_block_size=int(k_cache.shape[1]),
+            h_k=int(k_cache.shape[2]) if len(k_cache.shape) == 4 else 1, causal=causal,
             is_fp8_kvcache=bool(is_fp8_kvcache), topk=int(indices.shape[-1]),
             extra_page_block_size=None if extra_k_cache is None else int(extra_k_cache.shape[1]),
             extra_topk=None if extra_indices_in_kvcache is None

@@ -136,8 +136,10 @@ def test_with_kvcache_argument_errors(rng):
         call(is_fp8_kvcache=False, indices=idx)
     with pytest.raises(ValueError, match="k_cache.*format="):
         call(is_fp8_kvcache=True, indices=idx, k_cache=cache[..., :600])
-    with pytest.raises(ValueError, match="extra_k_cache"):
+    with pytest.raises(ValueError, match="extra_indices_in_kvcache: given without"):
         call(is_fp8_kvcache=True, indices=idx, extra_indices_in_kvcache=idx)
+    with pytest.raises(ValueError, match="extra_topk_length: given without"):
+        call(is_fp8_kvcache=True, indices=idx, extra_topk_length=np.zeros(3, np.int32))
     with pytest.raises(ValueError, match="extra_indices_in_kvcache"):
         call(is_fp8_kvcache=True, indices=idx, extra_k_cache=cache)
     with pytest.raises(ValueError, match="indices"):
