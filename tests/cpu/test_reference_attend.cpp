@@ -127,7 +127,7 @@ INSTANTIATE_TEST_SUITE_P(Pairs, ReferenceAttendFormats,
 
 TEST(ReferenceAttend, AllHeadCountsAndBothDqk) {
   for (int d_qk : {576, 512})
-    for (int h_q = 1; h_q <= 128; h_q += (h_q < 24 ? 1 : 13)) {
+    for (int h_q : {1, 2, 3, 4, 5, 7, 8, 11, 16, 22, 24, 31, 32, 57, 64, 100, 127, 128}) {
       ProblemSpec spec;
       spec.T = 2;
       spec.h_q = h_q;
@@ -157,6 +157,32 @@ TEST(ReferenceAttend, PeakedSoftmax) {
   Problem p(spec);
   run_reference(p);
   EXPECT_TRUE(check_attend(p, naive_attend(p.args())));
+}
+
+// DeepSeek-shaped selections (top-k 2048; V4's sliding window as the extra pool): many K
+// tiles per item and long softmax sums.
+TEST(ReferenceAttend, DeepSeekShapedSelections) {
+  ProblemSpec v32;
+  v32.T = 1;
+  v32.h_q = 16;
+  v32.d_qk = 576;
+  v32.k = 2048;
+  v32.kv = {KvFormat::fp8_v32, 64, 4096, 0, false};
+  v32.lengths = true;
+  v32.q_std = v32.kv_std = 0.5f;
+  ProblemSpec v4 = v32;
+  v4.d_qk = 512;
+  v4.kv = {KvFormat::fp8_ds_mla, 64, 4096, 0, false};
+  v4.extra = true;
+  v4.k_x = 128;
+  v4.extra_kv = {KvFormat::bf16, 256, 256, 0, false};
+  v4.sink = true;
+  for (const ProblemSpec& spec : {v32, v4}) {
+    SCOPED_TRACE(spec.describe());
+    Problem p(spec);
+    run_reference(p);
+    EXPECT_TRUE(check_attend(p, naive_attend(p.args())));
+  }
 }
 
 // ---- hand-made cases with known answers --------------------------------------------------
