@@ -90,6 +90,8 @@ def plan(q: Array, kv: Array, indices: Array, scale: float, *, format: Optional[
     Takes :func:`attend`'s arguments. On a GPU the plan is computed on the stream without a
     host synchronization (so it can be captured in a CUDA graph); on the CPU it is empty.
     """
+    # The library validates a plan's call like the attend it is for, outputs included;
+    # throwaway outputs of the right shapes stand in for the ones attend will get.
     out, lse, max_logits = _outputs(q, None, None, None)
     call = _attend_call(q, kv, indices, scale, out, lse, max_logits, format=format,
                         lengths=lengths, kv_scales=kv_scales, extra_kv=extra_kv,
