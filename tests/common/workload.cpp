@@ -39,15 +39,16 @@ KvPool pool_layout(const PoolSpec& ps, int d_qk, int64_t* data_bytes, int64_t* s
   return pool;
 }
 
-// One selection ([T, k] indices and optional [T] lengths) into a pool of `slots` slots.
-// `used` collects the slots of valid entries. Without poisoning, entries past a row's
-// length point at real slots (so reading them would change the answer); with poisoning
-// they point at the last slots, which no valid entry uses and which end up NaN.
+// One selection into a pool: its indices and (when used) its lengths.
 struct Selection {
   std::vector<int32_t> indices;  // [T, k]
-  std::vector<int32_t> lengths;  // [T]
+  std::vector<int32_t> lengths;  // [T], or empty
 };
 
+// Draws a selection of width k into a pool of `slots` slots; `used` collects the slots of
+// valid entries. Without poisoning, entries past a row's length point at real slots (so
+// reading them would change the answer); with poisoning they point at the last slots, which
+// no valid entry uses and which end up NaN.
 Selection make_selection(const ProblemSpec& spec, int64_t k, bool with_lengths, int64_t slots,
                          Rng& rng, std::vector<char>& used) {
   const int64_t dead = spec.poison_unused ? slots / 8 : 0;
