@@ -242,3 +242,16 @@ def test_gpu_write_cache_and_errors_name_arguments():
                                is_fp8_kvcache=True, indices=torch.zeros(2, 1, 8, dtype=torch.int32,
                                                                         device=DEV),
                                topk_length=torch.zeros(3, dtype=torch.int32, device=DEV))
+
+
+def test_opcheck_on_cuda_tensors():
+    gen = _gen(23)
+    q = torch.randn(2, 1, 64, 512, generator=gen, device=DEV).to(torch.bfloat16)
+    cache = _pool(gen, "fp8_ds_mla", 512, num_blocks=4, block_size=64)
+    idx = _indices(gen, (2, 1, 64), 4 * 64)
+    torch.library.opcheck(torch.ops.smla.sparse_decode.default,
+                          (q, cache, idx, 0.05, "fp8_ds_mla", None, None, None, "", None, None,
+                           None, 0, 0))
+    kv = torch.randn(100, 1, 512, generator=gen, device=DEV).to(torch.bfloat16)
+    torch.library.opcheck(torch.ops.smla.sparse_prefill.default,
+                          (q[:, 0], kv, _indices(gen, (2, 1, 32), 100), 0.05, None, None))
