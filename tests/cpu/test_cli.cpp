@@ -2,7 +2,6 @@
 // against the same library calls made in-process, and that a bad input file fails with
 // exit 1 and leaves no output behind. The binary is $SMLA_CLI, else the one this build made.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -105,13 +104,20 @@ class JsonSyntax {
     space();
     if (pos_ >= s_.size()) return false;
     switch (s_[pos_]) {
-      case '{': return sequence('}', true);
-      case '[': return sequence(']', false);
-      case '"': return string();
-      case 't': return literal("true");
-      case 'f': return literal("false");
-      case 'n': return literal("null");
-      default: return number();
+      case '{':
+        return sequence('}', true);
+      case '[':
+        return sequence(']', false);
+      case '"':
+        return string();
+      case 't':
+        return literal("true");
+      case 'f':
+        return literal("false");
+      case 'n':
+        return literal("null");
+      default:
+        return number();
     }
   }
   const std::string& s_;
@@ -178,9 +184,10 @@ TEST_F(Cli, BadUsageExitsTwo) {
   for (const char* arguments :
        {"", "frobnicate", "info --bogus", "bench --rows sideways", "bench --reps 3x",
         "quantize --block-size 64 a.npy b.npy", "quantize --format fp9 --block-size 64 a.npy b.npy",
-        "quantize --format bf16 --block-size 64 a.npy", "dequantize --format bf16 --block-size 64 x y",
-        "run --q q.npy", "info --json=yes"}) {
-    EXPECT_EQ(run_cli(std::string(arguments) + " 2>/dev/null").exit_code, 2) << "smla " << arguments;
+        "quantize --format bf16 --block-size 64 a.npy",
+        "dequantize --format bf16 --block-size 64 x y", "run --q q.npy", "info --json=yes"}) {
+    EXPECT_EQ(run_cli(std::string(arguments) + " 2>/dev/null").exit_code, 2)
+        << "smla " << arguments;
   }
 }
 
@@ -195,33 +202,42 @@ TEST_F(Cli, InfoJsonParses) {
   const CliResult r = run_cli("info --json");
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_TRUE(JsonSyntax(r.out).valid()) << r.out;
-  EXPECT_NE(r.out.find(std::string("\"version\":\"") + version() + "\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(std::string("\"version\":\"") + version() + "\""), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("\"cuda_devices\":["), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"cpu\":{\"compiled\":true,\"usable\":true}"), std::string::npos) << r.out;
 }
 
 // The CLI must produce exactly what the library produces in-process for the same rows.
 TEST_F(Cli, QuantizeDequantizeRoundTripMatchesTheLibrary) {
-  struct Case { KvFormat format; int d_qk; int block_size; };
+  struct Case {
+    KvFormat format;
+    int d_qk;
+    int block_size;
+  };
   for (const Case c : {Case{KvFormat::bf16, 576, 16}, Case{KvFormat::fp8_v32, 576, 64},
                        Case{KvFormat::fp8_ds_mla, 512, 64}, Case{KvFormat::int8_ds_mla, 512, 32}}) {
     SCOPED_TRACE(format_name(c.format));
     const int64_t n = 70;  // not a multiple of the block size: the last block is partial
     NpyArray rows = NpyArray::zeros(NpyDType::f32, {n, c.d_qk});
-    for (int64_t i = 0; i < n * c.d_qk; ++i) rows.data<float>()[i] = std::sin(0.37f * i) * (1 + i % 7);
+    for (int64_t i = 0; i < n * c.d_qk; ++i)
+      rows.data<float>()[i] = std::sin(0.37f * i) * (1 + i % 7);
     save("rows.npy", rows);
     const std::string opts = std::string("--format ") + format_name(c.format) + " --block-size " +
                              std::to_string(c.block_size);
-    ASSERT_EQ(run_cli("quantize " + opts + " " + path("rows.npy") + " " + path("cache.npy")).exit_code, 0);
+    ASSERT_EQ(
+        run_cli("quantize " + opts + " " + path("rows.npy") + " " + path("cache.npy")).exit_code,
+        0);
 
     std::vector<uint16_t> bf16_rows(static_cast<size_t>(n * c.d_qk));
     for (size_t i = 0; i < bf16_rows.size(); ++i) bf16_rows[i] = bf16(rows.data<float>()[i]);
     const int64_t blocks = (n + c.block_size - 1) / c.block_size;
-    const int64_t block_bytes = KvPool::packed(c.format, nullptr, blocks, c.block_size, c.d_qk)
-                                    .packed_block_bytes(c.d_qk);
+    const int64_t block_bytes =
+        KvPool::packed(c.format, nullptr, blocks, c.block_size, c.d_qk).packed_block_bytes(c.d_qk);
     std::vector<unsigned char> expected(static_cast<size_t>(blocks * block_bytes), 0);
     const KvPool pool = KvPool::packed(c.format, expected.data(), blocks, c.block_size, c.d_qk);
-    ASSERT_TRUE(quantize(TensorView::contiguous(bf16_rows.data(), DType::bf16, {n, c.d_qk}), pool).ok());
+    ASSERT_TRUE(
+        quantize(TensorView::contiguous(bf16_rows.data(), DType::bf16, {n, c.d_qk}), pool).ok());
     const NpyArray cache = read_npy(path("cache.npy"));
     EXPECT_EQ(cache.dtype, NpyDType::u8);
     EXPECT_EQ(cache.shape, (std::vector<int64_t>{blocks, block_bytes}));
@@ -229,9 +245,11 @@ TEST_F(Cli, QuantizeDequantizeRoundTripMatchesTheLibrary) {
 
     ASSERT_EQ(run_cli("dequantize " + opts + " --d-qk " + std::to_string(c.d_qk) + " --count " +
                       std::to_string(n) + " " + path("cache.npy") + " " + path("back.npy"))
-                  .exit_code, 0);
+                  .exit_code,
+              0);
     std::vector<uint16_t> values(bf16_rows.size());
-    ASSERT_TRUE(dequantize(pool, TensorView::contiguous(values.data(), DType::bf16, {n, c.d_qk})).ok());
+    ASSERT_TRUE(
+        dequantize(pool, TensorView::contiguous(values.data(), DType::bf16, {n, c.d_qk})).ok());
     const NpyArray back = read_npy(path("back.npy"));
     ASSERT_EQ(back.shape, (std::vector<int64_t>{n, c.d_qk}));
     for (size_t i = 0; i < values.size(); ++i) {
@@ -250,12 +268,17 @@ TEST_F(Cli, QuantizeDequantizeRoundTripMatchesTheLibrary) {
 TEST_F(Cli, RunMatchesHandComputedAttention) {
   const int d_qk = 512, heads = 2, slots = 4;
   NpyArray rows = NpyArray::zeros(NpyDType::f32, {slots, d_qk});
-  for (int i = 0; i < slots * d_qk; ++i) rows.data<float>()[i] = from_bf16(bf16(0.01f * ((i * 7) % 23 - 11)));
+  for (int i = 0; i < slots * d_qk; ++i)
+    rows.data<float>()[i] = from_bf16(bf16(0.01f * ((i * 7) % 23 - 11)));
   save("rows.npy", rows);
-  ASSERT_EQ(run_cli("quantize --format bf16 --block-size 2 " + path("rows.npy") + " " + path("kv.npy")).exit_code, 0);
+  ASSERT_EQ(
+      run_cli("quantize --format bf16 --block-size 2 " + path("rows.npy") + " " + path("kv.npy"))
+          .exit_code,
+      0);
 
   NpyArray q = NpyArray::zeros(NpyDType::f32, {2, heads, d_qk});
-  for (int i = 0; i < 2 * heads * d_qk; ++i) q.data<float>()[i] = from_bf16(bf16(0.02f * ((i * 5) % 17 - 8)));
+  for (int i = 0; i < 2 * heads * d_qk; ++i)
+    q.data<float>()[i] = from_bf16(bf16(0.02f * ((i * 5) % 17 - 8)));
   NpyArray indices = NpyArray::zeros(NpyDType::i32, {2, 3});
   const int32_t idx[] = {-1, 2, 9, /* token 1: nothing valid (lengths cut the 0) */ 0, -3, 4};
   std::memcpy(indices.data<int32_t>(), idx, sizeof idx);
@@ -270,11 +293,11 @@ TEST_F(Cli, RunMatchesHandComputedAttention) {
   save("len.npy", lengths);
   save("sink.npy", sink);
   const float scale = 0.125f;
-  const CliResult r = run_cli("run --json --q " + path("q.npy") + " --indices " + path("idx.npy") +
-                              " --lengths " + path("len.npy") + " --sink " + path("sink.npy") +
-                              " --cache " + path("kv.npy") + " --format bf16 --block-size 2 --scale 0.125" +
-                              " --out " + path("out.npy") + " --lse " + path("lse.npy") +
-                              " --max-logits " + path("max.npy"));
+  const CliResult r =
+      run_cli("run --json --q " + path("q.npy") + " --indices " + path("idx.npy") + " --lengths " +
+              path("len.npy") + " --sink " + path("sink.npy") + " --cache " + path("kv.npy") +
+              " --format bf16 --block-size 2 --scale 0.125" + " --out " + path("out.npy") +
+              " --lse " + path("lse.npy") + " --max-logits " + path("max.npy"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(JsonSyntax(r.out).valid()) << r.out;
   const NpyArray out = read_npy(path("out.npy"));
@@ -284,14 +307,16 @@ TEST_F(Cli, RunMatchesHandComputedAttention) {
   ASSERT_EQ(lse.shape, (std::vector<int64_t>{2, heads}));
   for (int h = 0; h < heads; ++h) {
     double dot = 0;
-    for (int c = 0; c < d_qk; ++c) dot += double{q.data<float>()[h * d_qk + c]} * rows.data<float>()[2 * d_qk + c];
+    for (int c = 0; c < d_qk; ++c)
+      dot += double{q.data<float>()[h * d_qk + c]} * rows.data<float>()[2 * d_qk + c];
     const double logit = scale * dot;
     EXPECT_NEAR(lse.data<float>()[h], logit, 1e-5 + std::fabs(logit) / 16384);
     EXPECT_NEAR(max_logits.data<float>()[h], logit, 1e-5 + std::fabs(logit) / 16384);
     const double f = h == 0 ? 1.0 : 1.0 / (1.0 + std::exp(0.5 - logit));
     for (int c = 0; c < 512; ++c) {
       const double ref = f * rows.data<float>()[2 * d_qk + c];
-      EXPECT_NEAR(out.data<float>()[h * 512 + c], ref, 1e-3 + std::fabs(ref) / 64) << "head " << h << " c " << c;
+      EXPECT_NEAR(out.data<float>()[h * 512 + c], ref, 1e-3 + std::fabs(ref) / 64)
+          << "head " << h << " c " << c;
     }
     EXPECT_EQ(lse.data<float>()[heads + h], INFINITY);
     EXPECT_EQ(max_logits.data<float>()[heads + h], -INFINITY);
@@ -306,7 +331,10 @@ TEST_F(Cli, MalformedInputsExitOneAndWriteNothing) {
   save("q.npy", q);
   save("idx.npy", indices);
   save("rows.npy", rows);
-  ASSERT_EQ(run_cli("quantize --format bf16 --block-size 2 " + path("rows.npy") + " " + path("kv.npy")).exit_code, 0);
+  ASSERT_EQ(
+      run_cli("quantize --format bf16 --block-size 2 " + path("rows.npy") + " " + path("kv.npy"))
+          .exit_code,
+      0);
   const std::string good_q = serialize_npy(q);
   save_raw("truncated_q.npy", good_q.substr(0, good_q.size() - 4));
   std::string fortran = good_q;
@@ -327,12 +355,15 @@ TEST_F(Cli, MalformedInputsExitOneAndWriteNothing) {
         run + "--q " + path("int_q.npy") + " --indices " + path("idx.npy") + good_kv,
         run + "--q " + path("garbage.npy") + " --indices " + path("idx.npy") + good_kv,
         run + "--q " + path("missing.npy") + " --indices " + path("idx.npy") + good_kv,
-        run + "--q " + path("q.npy") + " --indices " + path("idx.npy") + " --cache " + path("wide_kv.npy"),
+        run + "--q " + path("q.npy") + " --indices " + path("idx.npy") + " --cache " +
+            path("wide_kv.npy"),
         run + "--q " + path("q.npy") + " --indices " + path("short_idx.npy") + good_kv,
         "quantize --format bf16 --block-size 2 " + path("int_q.npy") + " " + path("out.npy"),
         "quantize --format fp8_v32 --block-size 2 " + path("rows.npy") + " " + path("out.npy"),
-        "dequantize --format bf16 --block-size 2 --d-qk 512 --count 2 " + path("wide_kv.npy") + " " + path("out.npy"),
-        "dequantize --format bf16 --block-size 2 --d-qk 512 --count 5 " + path("kv.npy") + " " + path("out.npy")}) {
+        "dequantize --format bf16 --block-size 2 --d-qk 512 --count 2 " + path("wide_kv.npy") +
+            " " + path("out.npy"),
+        "dequantize --format bf16 --block-size 2 --d-qk 512 --count 5 " + path("kv.npy") + " " +
+            path("out.npy")}) {
     const CliResult r = run_cli(arguments + " --json 2>/dev/null");
     EXPECT_EQ(r.exit_code, 1) << "smla " << arguments;
     EXPECT_TRUE(JsonSyntax(r.out).valid()) << r.out;
@@ -340,7 +371,8 @@ TEST_F(Cli, MalformedInputsExitOneAndWriteNothing) {
     EXPECT_EQ(file_count(), inputs) << "smla " << arguments << " left a file behind";
   }
   // The error names the file and the problem.
-  const CliResult r = run_cli(run + "--q " + path("fortran_q.npy") + " --indices " + path("idx.npy") + good_kv + " --json 2>/dev/null");
+  const CliResult r = run_cli(run + "--q " + path("fortran_q.npy") + " --indices " +
+                              path("idx.npy") + good_kv + " --json 2>/dev/null");
   EXPECT_NE(r.out.find("fortran_q.npy: fortran_order is True"), std::string::npos) << r.out;
 }
 
@@ -352,7 +384,8 @@ TEST_F(Cli, QuickCpuBenchPassesItsCheck) {
   EXPECT_NE(r.out.find("\"backend\":\"cpu\""), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\"check_passed\":false"), std::string::npos) << r.out;
   for (const char* workload : {"V3.2 prefill", "V3.2 decode", "V4 prefill", "V4 decode"}) {
-    EXPECT_NE(r.out.find(std::string("\"workload\":\"") + workload + "\""), std::string::npos) << workload;
+    EXPECT_NE(r.out.find(std::string("\"workload\":\"") + workload + "\""), std::string::npos)
+        << workload;
   }
 }
 

@@ -2,7 +2,6 @@
 // format versions, and one test per way a file can be malformed, each of which must be an
 // NpyError whose message names the file and the problem.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdint>
@@ -25,7 +24,8 @@ std::string npy_bytes(int major, const std::string& dict, size_t data_bytes) {
   std::string out("\x93NUMPY", 6);
   out += static_cast<char>(major);
   out += '\0';
-  for (size_t i = 0; i < preamble - 8; ++i) out += static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  for (size_t i = 0; i < preamble - 8; ++i)
+    out += static_cast<char>((header.size() >> (8 * i)) & 0xff);
   return out + header + std::string(data_bytes, '\0');
 }
 
@@ -71,7 +71,8 @@ TEST(Npy, RoundTripsEachDtypeAndShape) {
   NpyArray scalar = NpyArray::zeros(NpyDType::f32, {});
   for (const NpyArray* array : {&f32, &i32, &u8, &scalar}) {
     const std::string bytes = serialize_npy(*array);
-    EXPECT_EQ(bytes.size() - array->bytes.size(), 128u) << "header padded to 64 bytes, as numpy does";
+    EXPECT_EQ(bytes.size() - array->bytes.size(), 128u)
+        << "header padded to 64 bytes, as numpy does";
     const NpyArray back = parse_npy("x.npy", bytes);
     EXPECT_EQ(back.dtype, array->dtype);
     EXPECT_EQ(back.shape, array->shape);
@@ -99,8 +100,10 @@ TEST(Npy, AcceptsKeysInAnyOrderAndDoubleQuotes) {
 TEST(Npy, RejectsMissingMagic) { expect_rejected("PK\x03\x04 not numpy at all", "magic"); }
 
 TEST(Npy, RejectsUnknownVersions) {
-  expect_rejected(npy_bytes(1, dict("<f4", "False", "(1,)"), 4).replace(6, 1, "\x04"), "version 4.0");
-  expect_rejected(npy_bytes(1, dict("<f4", "False", "(1,)"), 4).replace(7, 1, "\x01"), "version 1.1");
+  expect_rejected(npy_bytes(1, dict("<f4", "False", "(1,)"), 4).replace(6, 1, "\x04"),
+                  "version 4.0");
+  expect_rejected(npy_bytes(1, dict("<f4", "False", "(1,)"), 4).replace(7, 1, "\x01"),
+                  "version 1.1");
 }
 
 TEST(Npy, RejectsTruncatedHeader) {
@@ -117,7 +120,8 @@ TEST(Npy, RejectsHeaderWithoutNewline) {
 
 TEST(Npy, RejectsUnsupportedDtypes) {
   for (const char* descr : {"<f8", ">f4", "<f2", "<i8", "|b1", "<u4"}) {
-    expect_rejected(npy_bytes(1, dict(descr, "False", "(1,)"), 8), std::string("unsupported dtype '") + descr);
+    expect_rejected(npy_bytes(1, dict(descr, "False", "(1,)"), 8),
+                    std::string("unsupported dtype '") + descr);
   }
 }
 
@@ -127,11 +131,14 @@ TEST(Npy, RejectsFortranOrder) {
 
 TEST(Npy, RejectsMalformedDicts) {
   expect_rejected(npy_bytes(1, "{'descr': '<f4', 'shape': (1,), }", 4), "needs the keys");
-  expect_rejected(npy_bytes(1, "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}", 4),
-                  "given twice");
-  expect_rejected(npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}", 4),
-                  "unexpected key 'x'");
-  expect_rejected(npy_bytes(1, "{'descr': '<f4', 'fortran_order': 0, 'shape': (1,)}", 4), "True or False");
+  expect_rejected(
+      npy_bytes(1, "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}", 4),
+      "given twice");
+  expect_rejected(
+      npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}", 4),
+      "unexpected key 'x'");
+  expect_rejected(npy_bytes(1, "{'descr': '<f4', 'fortran_order': 0, 'shape': (1,)}", 4),
+                  "True or False");
   expect_rejected(npy_bytes(1, "['descr', '<f4']", 4), "open the header dict");
   expect_rejected(npy_bytes(1, dict("<f4", "False", "(1,)") + " junk", 4), "after the header dict");
 }
@@ -144,9 +151,11 @@ TEST(Npy, RejectsMalformedShapes) {
 }
 
 TEST(Npy, RejectsDataShorterOrLongerThanTheShape) {
-  expect_rejected(npy_bytes(1, dict("<f4", "False", "(2, 3)"), 20), "truncated: shape (2, 3) of <f4 needs 24");
+  expect_rejected(npy_bytes(1, dict("<f4", "False", "(2, 3)"), 20),
+                  "truncated: shape (2, 3) of <f4 needs 24");
   expect_rejected(npy_bytes(1, dict("<f4", "False", "(2, 3)"), 28), "too long");
-  expect_rejected(npy_bytes(1, dict("|u1", "False", "(5,)"), 0), "needs 5 data bytes, the file has 0");
+  expect_rejected(npy_bytes(1, dict("|u1", "False", "(5,)"), 0),
+                  "needs 5 data bytes, the file has 0");
 }
 
 TEST_F(NpyFiles, WriteThenReadAFile) {
@@ -163,7 +172,8 @@ TEST_F(NpyFiles, MissingFileIsAnErrorNamingIt) {
     read_npy(path("missing.npy"));
     ADD_FAILURE() << "read a file that does not exist";
   } catch (const NpyError& e) {
-    EXPECT_NE(std::string(e.what()).find("missing.npy: cannot open"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("missing.npy: cannot open"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -188,7 +198,8 @@ TEST_F(NpyFiles, CommittedBatchWritesEveryFile) {
 }
 
 TEST_F(NpyFiles, WritingIntoAMissingDirectoryFails) {
-  EXPECT_THROW(write_npy(dir_ + "/no/such/dir/a.npy", NpyArray::zeros(NpyDType::f32, {1})), NpyError);
+  EXPECT_THROW(write_npy(dir_ + "/no/such/dir/a.npy", NpyArray::zeros(NpyDType::f32, {1})),
+               NpyError);
 }
 
 }  // namespace

@@ -32,8 +32,8 @@ Args::Args(const CommandSpec& spec, const std::vector<std::string>& argv) : spec
     }
     const OptionSpec* option = find(name);
     if (option == nullptr) {
-      throw usage_error("unknown option '" + name + "' for 'smla " + spec_.name +
-                        "' (see smla " + spec_.name + " --help)");
+      throw usage_error("unknown option '" + name + "' for 'smla " + spec_.name + "' (see smla " +
+                        spec_.name + " --help)");
     }
     std::string value;
     if (option->value == nullptr) {
@@ -116,8 +116,8 @@ int64_t Args::parse_integer(const char* name, const std::string& text, int64_t m
   char* end = nullptr;
   const long long parsed = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || errno == ERANGE || parsed < min || parsed > max) {
-    throw usage_error(std::string(name) + " expects an integer in [" + std::to_string(min) +
-                      ", " + std::to_string(max) + "], got '" + text + "'");
+    throw usage_error(std::string(name) + " expects an integer in [" + std::to_string(min) + ", " +
+                      std::to_string(max) + "], got '" + text + "'");
   }
   return parsed;
 }

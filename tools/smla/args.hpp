@@ -47,8 +47,7 @@ class Args {
 
  private:
   const OptionSpec* find(const std::string& name) const;
-  int64_t parse_integer(const char* name, const std::string& text, int64_t min,
-                        int64_t max) const;
+  int64_t parse_integer(const char* name, const std::string& text, int64_t min, int64_t max) const;
 
   const CommandSpec& spec_;
   std::vector<std::pair<std::string, std::string>> values_;  // (option, value or "")

@@ -14,7 +14,7 @@ struct Anchor {
   bool decode;
   int d_qk;
   int h_q;
-  int32_t batch;       // decode requests (prefill: 1)
+  int32_t batch;  // decode requests (prefill: 1)
   int64_t s_kv;
   int32_t topk;
   int32_t extra_topk;  // 0: no extra pool

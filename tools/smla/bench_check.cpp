@@ -97,7 +97,8 @@ bool scalar_ok(double got, double ref, double tolerance) {
   return std::fabs(got - ref) <= tolerance;
 }
 
-std::string describe(const char* what, int64_t token, int head, int component, double got, double ref) {
+std::string describe(const char* what, int64_t token, int head, int component, double got,
+                     double ref) {
   char buf[160];
   if (component < 0) {
     std::snprintf(buf, sizeof buf, "%s[token %lld, head %d] = %.9g, float64 gives %.9g", what,
@@ -128,7 +129,8 @@ CheckResult check_against_float64(const HostProblem& problem, const SampledOutpu
     const SelectedRows rows(problem, got.tokens[s]);
     // Heads are independent: spread them over the host's cores (a decode row with top-k
     // 16384 is ~2 GFLOP of float64 per token).
-    const int workers = static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 64));
+    const int workers =
+        static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 64));
     std::vector<std::thread> threads;
     for (int k = 0; k < workers; ++k) {
       threads.emplace_back([&, k] {
@@ -160,7 +162,9 @@ CheckResult check_against_float64(const HostProblem& problem, const SampledOutpu
         const double value = float_from_bf16(got.out[at * kDv + c]);
         const double ref = e.out[c];
         const double error = std::fabs(value - ref);
-        if (!(error <= 1e-3 + std::fabs(ref) / 64)) violation(describe("out", token, h, c, value, ref));
+        if (!(error <= 1e-3 + std::fabs(ref) / 64)) {
+          violation(describe("out", token, h, c, value, ref));
+        }
         if (!std::isnan(error)) result.max_out_error = std::max(result.max_out_error, error);
         dot += value * ref;
         norm_got += value * value;
@@ -179,7 +183,8 @@ CheckResult check_against_float64(const HostProblem& problem, const SampledOutpu
   result.passed = result.detail.empty();
   if (result.passed) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "%lld tokens x %d heads vs float64: max |out err| %.2e, 1-cos %.1e",
+    std::snprintf(buf, sizeof buf,
+                  "%lld tokens x %d heads vs float64: max |out err| %.2e, 1-cos %.1e",
                   static_cast<long long>(samples), w.h_q, result.max_out_error, result.cosine_gap);
     result.detail = buf;
   }

@@ -14,33 +14,36 @@ namespace {
 // Query tokens per workload. The reference spends ~0.5 GFLOP per V3.2 token (128 heads x
 // 2048 slots x 1088 x 2), so a handful of tokens is already a second of work on two cores.
 struct CpuWorkload {
-  Workload shape;    // tokens filled in below
+  Workload shape;  // tokens filled in below
   int64_t tokens;
   int64_t quick_tokens;
 };
 
 std::vector<CpuWorkload> cpu_workloads() {
-  const PoolShape none{};
   // V3.2: d_qk 576, fp8_v32 pages of 64, 128 heads, top-k 2048; decode with the sink on,
   // as in BENCHMARKS.md's decode rows.
-  Workload v32_prefill{"V3.2 prefill", false, 576, 128, 0, 1,
-                       {KvFormat::fp8_v32, 64, 8192, 2048}, none, false};
-  Workload v32_decode{"V3.2 decode", true, 576, 128, 0, 2,
-                      {KvFormat::fp8_v32, 64, 4096, 2048}, none, true};
+  const Workload v32_prefill{.name = "V3.2 prefill", .d_qk = 576, .h_q = 128,
+                             .main = {KvFormat::fp8_v32, 64, 8192, 2048}};
+  const Workload v32_decode{.name = "V3.2 decode", .decode = true, .d_qk = 576, .h_q = 128,
+                            .batch = 2, .main = {KvFormat::fp8_v32, 64, 4096, 2048},
+                            .sink = true};
   // V4: d_qk 512, fp8_ds_mla, 64 heads, sink on; a compressed-cache selection of 512 plus a
   // second pool (prefill: a 128-token window in pages of 256; decode: BENCHMARKS.md's
   // 128-wide main pool in pages of 256 plus 512 selected from an extra pool of pages of 64).
-  Workload v4_prefill{"V4 prefill", false, 512, 64, 0, 1,
-                      {KvFormat::fp8_ds_mla, 64, 8192, 512}, {KvFormat::fp8_ds_mla, 256, 4096, 128}, true};
-  Workload v4_decode{"V4 decode", true, 512, 64, 0, 2,
-                     {KvFormat::fp8_ds_mla, 256, 4096, 128}, {KvFormat::fp8_ds_mla, 64, 4096, 512}, true};
+  const Workload v4_prefill{.name = "V4 prefill", .d_qk = 512, .h_q = 64,
+                            .main = {KvFormat::fp8_ds_mla, 64, 8192, 512},
+                            .extra = {KvFormat::fp8_ds_mla, 256, 4096, 128}, .sink = true};
+  const Workload v4_decode{.name = "V4 decode", .decode = true, .d_qk = 512, .h_q = 64,
+                           .batch = 2, .main = {KvFormat::fp8_ds_mla, 256, 4096, 128},
+                           .extra = {KvFormat::fp8_ds_mla, 64, 4096, 512}, .sink = true};
   // Decode token counts are multiples of the batch: each request gets T / batch tokens.
   return {{v32_prefill, 4, 1}, {v32_decode, 4, 2}, {v4_prefill, 8, 2}, {v4_decode, 4, 2}};
 }
 
 double seconds_of(const AttendArgs& args, std::vector<unsigned char>& workspace) {
   const auto start = std::chrono::steady_clock::now();
-  const Status status = attend(args, {workspace.empty() ? nullptr : workspace.data(), workspace.size()});
+  const Status status =
+      attend(args, {workspace.empty() ? nullptr : workspace.data(), workspace.size()});
   const auto stop = std::chrono::steady_clock::now();
   check_status(status, "bench: attend");
   return std::chrono::duration<double>(stop - start).count();
@@ -57,12 +60,15 @@ BenchRow run_row(const Workload& workload, int reps, uint64_t seed) {
   got.max_logits.resize(static_cast<size_t>(outputs));
   // Every token is checked: T is small on the CPU.
   got.tokens = sample_tokens(workload.tokens, workload.tokens);
-  const AttendArgs args = problem.attend_args(got.out.data(), got.lse.data(), got.max_logits.data());
+  const AttendArgs args =
+      problem.attend_args(got.out.data(), got.lse.data(), got.max_logits.data());
 
   size_t workspace_bytes = 0;
   Status status = attend_workspace_size(args, &workspace_bytes);
   std::vector<unsigned char> workspace(workspace_bytes);
-  if (status.ok()) status = attend(args, {workspace_bytes ? workspace.data() : nullptr, workspace_bytes});
+  if (status.ok()) {
+    status = attend(args, {workspace_bytes ? workspace.data() : nullptr, workspace_bytes});
+  }
   if (!status.ok()) {
     row.error = status.message() + " [" + status_code_name(status.code()) + "]";
     return row;

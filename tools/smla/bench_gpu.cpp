@@ -30,7 +30,9 @@ constexpr int kGemmN = 8192;
 constexpr size_t kCopyBytes = size_t{1} << 30;
 
 void cuda_check(cudaError_t err, const char* what) {
-  if (err != cudaSuccess) throw failure(std::string("bench: ") + what + ": " + cudaGetErrorString(err));
+  if (err != cudaSuccess) {
+    throw failure(std::string("bench: ") + what + ": " + cudaGetErrorString(err));
+  }
 }
 
 // Device memory owned by the bench for the duration of one row.
@@ -41,7 +43,9 @@ class DeviceBuffer {
   }
   template <class T>
   explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size() * sizeof(T)) {
-    if (bytes_ > 0) cuda_check(cudaMemcpy(ptr_, host.data(), bytes_, cudaMemcpyHostToDevice), "upload");
+    if (bytes_ > 0) {
+      cuda_check(cudaMemcpy(ptr_, host.data(), bytes_, cudaMemcpyHostToDevice), "upload");
+    }
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -100,8 +104,9 @@ Ceilings measure_ceilings(cudaStream_t stream, Timer& timer, int reps) {
     DeviceBuffer src(kCopyBytes), dst(kCopyBytes);
     cuda_check(cudaMemsetAsync(src.get(), 1, kCopyBytes, stream), "cudaMemset");
     const double t = timer.median_seconds(reps, [&] {
-      cuda_check(cudaMemcpyAsync(dst.get(), src.get(), kCopyBytes, cudaMemcpyDeviceToDevice, stream),
-                 "device-to-device copy");
+      cuda_check(
+          cudaMemcpyAsync(dst.get(), src.get(), kCopyBytes, cudaMemcpyDeviceToDevice, stream),
+          "device-to-device copy");
     });
     ceilings.copy_gbps = 2.0 * kCopyBytes / t * 1e-9;  // bytes read + written
   }
@@ -116,10 +121,10 @@ Ceilings measure_ceilings(cudaStream_t stream, Timer& timer, int reps) {
   const float alpha = 1.0f, beta = 0.0f;
   cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
   auto gemm = [&] {
-    const cublasStatus_t s = cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, kGemmN, kGemmN, kGemmN,
-                                          &alpha, a.get(), CUDA_R_16BF, kGemmN, b.get(), CUDA_R_16BF,
-                                          kGemmN, &beta, c.get(), CUDA_R_16BF, kGemmN,
-                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    const cublasStatus_t s =
+        cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, kGemmN, kGemmN, kGemmN, &alpha, a.get(),
+                     CUDA_R_16BF, kGemmN, b.get(), CUDA_R_16BF, kGemmN, &beta, c.get(), CUDA_R_16BF,
+                     kGemmN, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     if (s != CUBLAS_STATUS_SUCCESS) status = s;
   };
   for (int i = 0; i < kWarmups; ++i) gemm();
@@ -211,12 +216,16 @@ bool run_row(const Workload& workload, int reps, uint64_t seed, cudaStream_t str
     const size_t t = static_cast<size_t>(got.tokens[s]);
     cuda_check(cudaMemcpy(got.out.data() + s * head_row * kDv,
                           static_cast<uint16_t*>(out.get()) + t * head_row * kDv,
-                          head_row * kDv * 2, cudaMemcpyDeviceToHost), "copying out back");
-    cuda_check(cudaMemcpy(got.lse.data() + s * head_row, static_cast<float*>(lse.get()) + t * head_row,
-                          head_row * 4, cudaMemcpyDeviceToHost), "copying lse back");
+                          head_row * kDv * 2, cudaMemcpyDeviceToHost),
+               "copying out back");
+    cuda_check(
+        cudaMemcpy(got.lse.data() + s * head_row, static_cast<float*>(lse.get()) + t * head_row,
+                   head_row * 4, cudaMemcpyDeviceToHost),
+        "copying lse back");
     cuda_check(cudaMemcpy(got.max_logits.data() + s * head_row,
                           static_cast<float*>(max_logits.get()) + t * head_row, head_row * 4,
-                          cudaMemcpyDeviceToHost), "copying max_logits back");
+                          cudaMemcpyDeviceToHost),
+               "copying max_logits back");
   }
   row->check = check_against_float64(problem, got);
   if (!row->check.passed) return true;

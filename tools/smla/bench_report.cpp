@@ -15,7 +15,8 @@ std::string number(double value, const char* format) {
 
 std::string check_text(const BenchRow& row) {
   if (!row.error.empty()) return "ERROR: " + row.error;
-  return (row.check.passed ? "pass (" : "FAIL: ") + row.check.detail + (row.check.passed ? ")" : "");
+  return (row.check.passed ? "pass (" : "FAIL: ") + row.check.detail +
+         (row.check.passed ? ")" : "");
 }
 
 }  // namespace
@@ -36,19 +37,24 @@ void print_report(const BenchReport& report) {
                 number(report.ceilings.gemm_tflops, "%.0f").c_str());
   }
   std::printf("%-14s %-52s %-26s %10s %12s", "workload", "shape", "format", "time us", "tokens/s");
-  if (report.gpu) std::printf(" %8s %8s %7s %7s %11s %6s", "TFLOP/s", "GB/s", "%gemm", "%copy", "FlashMLA us", "ratio");
+  if (report.gpu) {
+    std::printf(" %8s %8s %7s %7s %11s %6s", "TFLOP/s", "GB/s", "%gemm", "%copy", "FlashMLA us",
+                "ratio");
+  }
   std::printf("  check\n");
   for (const BenchRow& row : report.rows) {
     const Workload& w = row.workload;
     // Never a number for a wrong answer: untimed rows show '-' (BENCHMARKS.md, STYLE.md).
     const bool t = row.timed();
     std::printf("%-14s %-52s %-26s %10s %12s", w.name.c_str(), w.shape_text().c_str(),
-                w.format_text().c_str(), number(t ? row.seconds * 1e6 : kNotMeasured, "%.1f").c_str(),
+                w.format_text().c_str(),
+                number(t ? row.seconds * 1e6 : kNotMeasured, "%.1f").c_str(),
                 number(t ? row.tokens_per_s() : kNotMeasured, "%.1f").c_str());
     if (report.gpu) {
       const double tflops = t ? row.tflops() : kNotMeasured;
       const double gbps = t ? row.gbps() : kNotMeasured;
-      std::printf(" %8s %8s %7s %7s %11s %6s", number(tflops, "%.1f").c_str(), number(gbps, "%.0f").c_str(),
+      std::printf(" %8s %8s %7s %7s %11s %6s", number(tflops, "%.1f").c_str(),
+                  number(gbps, "%.0f").c_str(),
                   number(tflops / report.ceilings.gemm_tflops * 100, "%.0f%%").c_str(),
                   number(gbps / report.ceilings.copy_gbps * 100, "%.0f%%").c_str(),
                   number(row.anchor_us, "%.1f").c_str(),

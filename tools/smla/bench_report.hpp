@@ -15,8 +15,8 @@ enum class RowSelection { prefill, decode, all };
 
 struct BenchOptions {
   RowSelection rows = RowSelection::all;
-  int reps = 0;           // 0: the backend's default (CPU 3, GPU 20)
-  std::string backend;    // auto | cpu | portable | hopper
+  int reps = 0;         // 0: the backend's default (CPU 3, GPU 20)
+  std::string backend;  // auto | cpu | portable | hopper
   bool quick = false;
   bool json = false;
 };
@@ -25,12 +25,12 @@ inline constexpr double kNotMeasured = NAN;
 
 struct BenchRow {
   Workload workload;
-  std::string error;               // attend failed: its message; nothing else is set
+  std::string error;  // attend failed: its message; nothing else is set
   CheckResult check;
   int reps = 0;
-  double seconds = kNotMeasured;   // median over reps; set only when the check passed
-  double bytes = kNotMeasured;     // decode rows: BENCHMARKS.md byte count
-  double anchor_us = kNotMeasured; // FlashMLA on an H200, for GPU anchor rows
+  double seconds = kNotMeasured;    // median over reps; set only when the check passed
+  double bytes = kNotMeasured;      // decode rows: BENCHMARKS.md byte count
+  double anchor_us = kNotMeasured;  // FlashMLA on an H200, for GPU anchor rows
 
   bool timed() const { return !std::isnan(seconds); }
   double tflops() const { return workload.flops() / seconds * 1e-12; }

@@ -67,7 +67,8 @@ std::vector<uint16_t> normal_bf16(int64_t count, double sigma, uint64_t seed) {
 HostPool make_pool(const PoolShape& shape, int d_qk, int64_t num_blocks, uint64_t seed) {
   HostPool host;
   const int64_t block_bytes =
-      KvPool::packed(shape.format, nullptr, num_blocks, shape.block_size, d_qk).packed_block_bytes(d_qk);
+      KvPool::packed(shape.format, nullptr, num_blocks, shape.block_size, d_qk)
+          .packed_block_bytes(d_qk);
   host.bytes.assign(static_cast<size_t>(num_blocks * block_bytes), 0);
   host.pool = KvPool::packed(shape.format, host.bytes.data(), num_blocks, shape.block_size, d_qk);
 
@@ -75,8 +76,8 @@ HostPool make_pool(const PoolShape& shape, int d_qk, int64_t num_blocks, uint64_
       std::min(num_blocks, std::max<int64_t>(1, kDistinctRows / shape.block_size));
   const int64_t rows = distinct_blocks * shape.block_size;
   std::vector<uint16_t> values = normal_bf16(rows * d_qk, kSigma, seed);
-  const KvPool head = KvPool::packed(shape.format, host.bytes.data(), distinct_blocks,
-                                     shape.block_size, d_qk);
+  const KvPool head =
+      KvPool::packed(shape.format, host.bytes.data(), distinct_blocks, shape.block_size, d_qk);
   check_status(quantize(TensorView::contiguous(values.data(), DType::bf16, {rows, d_qk}), head),
                "bench: quantizing the KV pool");
   for (int64_t b = distinct_blocks; b < num_blocks; ++b) {
@@ -109,7 +110,9 @@ void count_distinct(HostPool& host) {
 
 // Prefill: one pool of s_kv slots shared by every token; each row a random subset of it.
 HostPool prefill_pool(const Workload& w, const PoolShape& shape, uint64_t seed) {
-  if (shape.topk > shape.s_kv) throw failure("bench: workload " + w.name + " selects more than s_kv");
+  if (shape.topk > shape.s_kv) {
+    throw failure("bench: workload " + w.name + " selects more than s_kv");
+  }
   const int64_t num_blocks = (shape.s_kv + shape.block_size - 1) / shape.block_size;
   HostPool host = make_pool(shape, w.d_qk, num_blocks, seed);
   Rng rng(seed + 1);
@@ -200,7 +203,8 @@ double HostProblem::bytes_moved() const {
   double bytes = 2.0 * static_cast<double>(w.tokens) * w.h_q * (w.d_qk + kDv);
   bytes += static_cast<double>(main.distinct_selected) * format_token_bytes(w.main.format, w.d_qk);
   if (w.has_extra()) {
-    bytes += static_cast<double>(extra.distinct_selected) * format_token_bytes(w.extra.format, w.d_qk);
+    bytes +=
+        static_cast<double>(extra.distinct_selected) * format_token_bytes(w.extra.format, w.d_qk);
   }
   return bytes;
 }
@@ -216,7 +220,9 @@ AttendArgs HostProblem::attend_args(void* out, void* lse, void* max_logits) cons
     args.extra_kv = extra.pool;
     args.extra_indices = indices_view(extra, w.tokens, w.extra.topk);
   }
-  if (w.sink) args.sink = TensorView::contiguous(const_cast<float*>(sink.data()), DType::f32, {w.h_q});
+  if (w.sink) {
+    args.sink = TensorView::contiguous(const_cast<float*>(sink.data()), DType::f32, {w.h_q});
+  }
   args.scale = scale;
   args.out = TensorView::contiguous(out, DType::bf16, {w.tokens, w.h_q, kDv});
   args.lse = TensorView::contiguous(lse, DType::f32, {w.tokens, w.h_q});

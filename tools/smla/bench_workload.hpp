@@ -26,10 +26,10 @@ struct Workload {
   bool decode = false;  // decode: `batch` requests of `tokens / batch` query tokens each
   int d_qk = 576;
   int h_q = 128;
-  int64_t tokens = 0;   // T
+  int64_t tokens = 0;  // T
   int32_t batch = 1;
   PoolShape main;
-  PoolShape extra;      // extra.topk == 0: no extra pool
+  PoolShape extra;  // extra.topk == 0: no extra pool
   bool sink = false;
 
   bool has_extra() const { return extra.topk > 0; }
@@ -56,11 +56,11 @@ struct HostPool {
 
 struct HostProblem {
   Workload workload;
-  float scale = 0.0f;           // 1 / sqrt(d_qk), FlashMLA's default
-  std::vector<uint16_t> q;      // [T, h_q, d_qk] bf16
-  std::vector<float> sink;      // [h_q], empty without sink
+  float scale = 0.0f;       // 1 / sqrt(d_qk), FlashMLA's default
+  std::vector<uint16_t> q;  // [T, h_q, d_qk] bf16
+  std::vector<float> sink;  // [h_q], empty without sink
   HostPool main;
-  HostPool extra;               // empty without an extra pool
+  HostPool extra;  // empty without an extra pool
 
   // BENCHMARKS.md decode counting: q and out in bf16, each distinct selected token once.
   double bytes_moved() const;

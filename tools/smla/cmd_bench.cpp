@@ -14,7 +14,8 @@ namespace smla::cli {
 namespace {
 
 const CommandSpec kSpec{
-    "bench", "smla bench [--rows prefill|decode|all] [--reps N] [--backend B] [--quick]",
+    "bench",
+    "smla bench [--rows prefill|decode|all] [--reps N] [--backend B] [--quick]",
     "Runs DeepSeek-V3.2 (d_qk 576, fp8_v32, 128 heads, top-k 2048) and V4 (d_qk 512, fp8_ds_mla,\n"
     "64 heads, sink, extra pool) shaped prefill and decode workloads. Each row is first checked\n"
     "against a float64 evaluation of SPEC section 1 on a sample of tokens with SPEC's tolerances;\n"
@@ -43,7 +44,8 @@ BenchReport run(const BenchOptions& options) {
   if (list.devices.empty()) return run_cpu_bench(options, list.why_none);
   std::string why_not;
   if (std::optional<BenchReport> report = run_gpu_bench(options, &why_not)) return *report;
-  return run_cpu_bench(options, "GPU backend unavailable: " + why_not + "; fell back to the CPU reference");
+  return run_cpu_bench(options,
+                       "GPU backend unavailable: " + why_not + "; fell back to the CPU reference");
 }
 
 }  // namespace
@@ -62,7 +64,8 @@ int bench_command(const std::vector<std::string>& argv) {
   options.json = args.json();
   if (options.backend != "auto" && options.backend != "cpu" && options.backend != "portable" &&
       options.backend != "hopper") {
-    throw usage_error("--backend expects auto, cpu, portable or hopper, got '" + options.backend + "'");
+    throw usage_error("--backend expects auto, cpu, portable or hopper, got '" + options.backend +
+                      "'");
   }
   // The library reads SMLA_BACKEND to force a GPU path (SPEC §6); set it before any call.
   if (options.backend == "portable" || options.backend == "hopper") {

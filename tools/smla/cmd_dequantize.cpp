@@ -12,7 +12,8 @@ namespace smla::cli {
 namespace {
 
 const CommandSpec kSpec{
-    "dequantize", "smla dequantize --format F --block-size B --d-qk D --count N cache.npy rows.npy",
+    "dequantize",
+    "smla dequantize --format F --block-size B --d-qk D --count N cache.npy rows.npy",
     "Reads a uint8 [num_blocks, block_bytes] pool in format F and writes slots 0..N-1 as float32\n"
     "rows [N, D] (exact: every dequantized value is a bf16).",
     {{"--format", "F", "bf16 | fp8_v32 | fp8_ds_mla | int8_ds_mla (interleaved)"},
@@ -31,7 +32,8 @@ int dequantize_command(const std::vector<std::string>& argv) {
     return kExitOk;
   }
   const KvFormat format = format_option(args, "--format");
-  const int32_t block_size = static_cast<int32_t>(args.required_integer("--block-size", 1, 1 << 20));
+  const int32_t block_size =
+      static_cast<int32_t>(args.required_integer("--block-size", 1, 1 << 20));
   const int d_qk = static_cast<int>(args.required_integer("--d-qk", 1, 4096));
   const int64_t count = args.required_integer("--count", 0, int64_t{1} << 40);
   const std::string& rows_path = args.positional()[1];

@@ -12,7 +12,8 @@ namespace smla::cli {
 namespace {
 
 const CommandSpec kSpec{
-    "info", "smla info [--json]",
+    "info",
+    "smla info [--json]",
     "Prints the library version, the CUDA architectures and kernel preset compiled in, the CUDA\n"
     "devices (name, compute capability, SMs, memory) and which backends can run: the CPU\n"
     "reference always; the portable (sm_80+) and Hopper (sm_90a) GPU paths when compiled and a\n"
@@ -42,15 +43,19 @@ int info_command(const std::vector<std::string>& argv) {
     for (const CudaDevice& d : list.devices) {
       JsonObject device;
       device.add("ordinal", d.ordinal).add("name", d.name);
-      device.add("compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor));
+      device.add("compute_capability",
+                 std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor));
       device.add("sm_count", d.sm_count).add("memory_bytes", d.memory_bytes);
       device.add("portable", portable_runs_on(d)).add("hopper", hopper_runs_on(d));
       devices.push_back(device);
     }
     JsonObject backends;
     backends.add("cpu", JsonObject().add("compiled", true).add("usable", true));
-    backends.add("portable", JsonObject().add("compiled", paths.portable_compiled).add("usable", portable_usable));
-    backends.add("hopper", JsonObject().add("compiled", paths.hopper_compiled).add("usable", hopper_usable));
+    backends.add(
+        "portable",
+        JsonObject().add("compiled", paths.portable_compiled).add("usable", portable_usable));
+    backends.add("hopper",
+                 JsonObject().add("compiled", paths.hopper_compiled).add("usable", hopper_usable));
     JsonObject out;
     out.add("command", "info").add("ok", true).add("version", version());
     out.add("cuda_architectures", compiled_cuda_architectures());

@@ -12,7 +12,8 @@ namespace smla::cli {
 namespace {
 
 const CommandSpec kSpec{
-    "quantize", "smla quantize --format F --block-size B rows.npy cache.npy",
+    "quantize",
+    "smla quantize --format F --block-size B rows.npy cache.npy",
     "Reads float32 rows [N, d_qk] (converted to bf16, round to nearest even), writes them into\n"
     "slots 0..N-1 of a packed pool of ceil(N / B) blocks in format F, and saves the pool as\n"
     "uint8 [num_blocks, block_bytes]. Slots past N stay zero. int8_ds_mla is written in its\n"
@@ -31,7 +32,8 @@ int quantize_command(const std::vector<std::string>& argv) {
     return kExitOk;
   }
   const KvFormat format = format_option(args, "--format");
-  const int32_t block_size = static_cast<int32_t>(args.required_integer("--block-size", 1, 1 << 20));
+  const int32_t block_size =
+      static_cast<int32_t>(args.required_integer("--block-size", 1, 1 << 20));
   const std::string& rows_path = args.positional()[0];
   const std::string& cache_path = args.positional()[1];
 

@@ -62,7 +62,8 @@ int run_command(const std::vector<std::string>& argv) {
   }
   // Parse every option before reading any file: a usage error must not depend on file contents.
   const KvFormat format = format_option(args, "--format");
-  const int32_t block_size = static_cast<int32_t>(args.required_integer("--block-size", 1, 1 << 20));
+  const int32_t block_size =
+      static_cast<int32_t>(args.required_integer("--block-size", 1, 1 << 20));
   const float scale = static_cast<float>(args.real("--scale"));
   const std::string out_path = args.required("--out");
   const bool has_extra = args.flag("--extra-cache");
@@ -73,7 +74,8 @@ int run_command(const std::vector<std::string>& argv) {
                      args.flag("--extra-lengths"))) {
     throw usage_error("--extra-format, --extra-block-size and --extra-lengths need --extra-cache");
   }
-  const KvFormat extra_format = args.flag("--extra-format") ? format_option(args, "--extra-format") : format;
+  const KvFormat extra_format =
+      args.flag("--extra-format") ? format_option(args, "--extra-format") : format;
   const int32_t extra_block_size =
       static_cast<int32_t>(args.integer("--extra-block-size", block_size, 1, 1 << 20));
 
@@ -81,7 +83,8 @@ int run_command(const std::vector<std::string>& argv) {
   NpyInput indices = read_input(args.required("--indices"), NpyDType::i32, 2, "indices");
   NpyInput cache = read_input(args.required("--cache"), NpyDType::u8, 2, "cache");
   std::optional<NpyInput> lengths = optional_input(args, "--lengths", NpyDType::i32, 1, "lengths");
-  std::optional<NpyInput> extra_cache = optional_input(args, "--extra-cache", NpyDType::u8, 2, "extra cache");
+  std::optional<NpyInput> extra_cache =
+      optional_input(args, "--extra-cache", NpyDType::u8, 2, "extra cache");
   std::optional<NpyInput> extra_indices =
       optional_input(args, "--extra-indices", NpyDType::i32, 2, "extra indices");
   std::optional<NpyInput> extra_lengths =

@@ -31,13 +31,16 @@ constexpr Command kCommands[] = {
 };
 
 void print_help() {
-  std::printf("smla %s: sparse MLA attention (DeepSeek-V3.2 / V4) from the command line\n\n"
-              "usage: smla <command> [options]    (smla <command> --help for its options)\n\n"
-              "commands:\n",
-              version());
-  for (const Command& command : kCommands) std::printf("  %-12s%s\n", command.name, command.summary);
-  std::printf("\nevery command takes --json (one JSON object on stdout) and --help\n"
-              "exit codes: 0 ok, 1 failure, 2 usage error\n");
+  std::printf(
+      "smla %s: sparse MLA attention (DeepSeek-V3.2 / V4) from the command line\n\n"
+      "usage: smla <command> [options]    (smla <command> --help for its options)\n\n"
+      "commands:\n",
+      version());
+  for (const Command& command : kCommands)
+    std::printf("  %-12s%s\n", command.name, command.summary);
+  std::printf(
+      "\nevery command takes --json (one JSON object on stdout) and --help\n"
+      "exit codes: 0 ok, 1 failure, 2 usage error\n");
 }
 
 int report(const char* command, bool json, ExitCode code, const std::string& message) {

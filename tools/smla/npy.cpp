@@ -129,9 +129,12 @@ uint64_t read_le(const std::string& bytes, size_t offset, int count) {
 
 const char* npy_descr(NpyDType dtype) {
   switch (dtype) {
-    case NpyDType::f32: return "<f4";
-    case NpyDType::i32: return "<i4";
-    case NpyDType::u8: return "|u1";
+    case NpyDType::f32:
+      return "<f4";
+    case NpyDType::i32:
+      return "<i4";
+    case NpyDType::u8:
+      return "|u1";
   }
   return "?";
 }
@@ -208,8 +211,9 @@ NpyArray parse_npy(const std::string& name, const std::string& contents) {
       seen = &have_descr;
     } else if (key == "fortran_order") {
       if (parser.boolean_literal()) {
-        fail(name, "fortran_order is True (only C-ordered arrays are accepted; save with "
-                   "numpy.ascontiguousarray)");
+        fail(name,
+             "fortran_order is True (only C-ordered arrays are accepted; save with "
+             "numpy.ascontiguousarray)");
       }
       seen = &have_order;
     } else if (key == "shape") {
@@ -232,14 +236,16 @@ NpyArray parse_npy(const std::string& name, const std::string& contents) {
 
   int64_t expected = npy_itemsize(array.dtype);
   for (int64_t d : array.shape) {
-    if (d != 0 && expected > kMaxBytes / d) fail(name, "shape " + array.shape_string() + " is too large");
+    if (d != 0 && expected > kMaxBytes / d) {
+      fail(name, "shape " + array.shape_string() + " is too large");
+    }
     expected *= d;
   }
   const size_t data_bytes = contents.size() - preamble - header_len;
   if (static_cast<int64_t>(data_bytes) != expected) {
     fail(name, std::string(data_bytes < static_cast<size_t>(expected) ? "truncated" : "too long") +
-                   ": shape " + array.shape_string() + " of " + npy_descr(array.dtype) +
-                   " needs " + std::to_string(expected) + " data bytes, the file has " +
+                   ": shape " + array.shape_string() + " of " + npy_descr(array.dtype) + " needs " +
+                   std::to_string(expected) + " data bytes, the file has " +
                    std::to_string(data_bytes));
   }
   array.bytes.assign(contents.begin() + static_cast<std::ptrdiff_t>(preamble + header_len),
@@ -292,7 +298,9 @@ void NpyWriteBatch::stage(const std::string& path, const NpyArray& array) {
 
 void NpyWriteBatch::commit() {
   for (const auto& [temporary, target] : staged_) {
-    if (std::rename(temporary.c_str(), target.c_str()) != 0) fail(target, "cannot rename into place");
+    if (std::rename(temporary.c_str(), target.c_str()) != 0) {
+      fail(target, "cannot rename into place");
+    }
   }
   staged_.clear();
 }

@@ -32,9 +32,13 @@ struct NpyArray {
   int64_t numel() const;
   std::string shape_string() const;  // "(3, 4)"
   template <class T>
-  T* data() { return reinterpret_cast<T*>(bytes.data()); }
+  T* data() {
+    return reinterpret_cast<T*>(bytes.data());
+  }
   template <class T>
-  const T* data() const { return reinterpret_cast<const T*>(bytes.data()); }
+  const T* data() const {
+    return reinterpret_cast<const T*>(bytes.data());
+  }
 };
 
 // Every problem with a file: the message starts with the file's path.

@@ -15,8 +15,8 @@ NpyInput read_input(const std::string& path, NpyDType dtype, size_t rank, const 
   }
   const NpyArray& a = input.array;
   if (a.dtype != dtype || a.shape.size() != rank) {
-    throw failure(std::string(role) + ": " + path + ": expected a " + std::to_string(rank) +
-                  "-d " + npy_descr(dtype) + " array, got shape " + a.shape_string() + " of " +
+    throw failure(std::string(role) + ": " + path + ": expected a " + std::to_string(rank) + "-d " +
+                  npy_descr(dtype) + " array, got shape " + a.shape_string() + " of " +
                   npy_descr(a.dtype));
   }
   return input;
@@ -39,7 +39,7 @@ NpyArray f32_from_bf16(const std::vector<uint16_t>& values, std::vector<int64_t>
 TensorView view_of(NpyArray& array) {
   TensorView view;
   view.data = array.bytes.data();
-  view.dtype = array.dtype == NpyDType::f32 ? DType::f32
+  view.dtype = array.dtype == NpyDType::f32   ? DType::f32
                : array.dtype == NpyDType::i32 ? DType::i32
                                               : DType::u8;
   view.rank = static_cast<int32_t>(array.shape.size());
@@ -56,8 +56,8 @@ KvFormat format_option(const Args& args, const char* name) {
   const std::string text = args.required(name);
   KvFormat format{};
   if (!parse_format(text.c_str(), &format)) {
-    throw usage_error(std::string(name) + " expects bf16, fp8_v32, fp8_ds_mla or int8_ds_mla, got '" +
-                      text + "'");
+    throw usage_error(std::string(name) +
+                      " expects bf16, fp8_v32, fp8_ds_mla or int8_ds_mla, got '" + text + "'");
   }
   return format;
 }
@@ -67,8 +67,8 @@ KvPool cache_pool(NpyInput& cache, KvFormat format, int32_t block_size, int d_qk
     throw failure(std::string("format ") + format_name(format) + " cannot hold rows of d_qk " +
                   std::to_string(d_qk));
   }
-  KvPool pool = KvPool::packed(format, cache.array.bytes.data(), cache.array.shape[0],
-                               block_size, d_qk);
+  KvPool pool =
+      KvPool::packed(format, cache.array.bytes.data(), cache.array.shape[0], block_size, d_qk);
   const int64_t block_bytes = pool.packed_block_bytes(d_qk);
   if (cache.array.shape[1] != block_bytes) {
     throw failure(cache.path + ": a " + format_name(format) + " cache of block size " +
