@@ -241,12 +241,16 @@ Status check_disjoint(const char* op, const std::vector<Span>& outputs,
   auto overlap = [](const Span& a, const Span& b) {
     return a.lo < a.hi && b.lo < b.hi && a.lo < b.hi && b.lo < a.hi;
   };
-  auto fail = [op](const Span& out, const Span& other) {
+  auto range = [](const Span& s) {
+    std::string r = "[";
+    r += address_string(reinterpret_cast<const void*>(s.lo));
+    r += ", ";
+    r += address_string(reinterpret_cast<const void*>(s.hi));
+    return r + ")";
+  };
+  auto fail = [&](const Span& out, const Span& other) {
     return invalid_arg(op, out.name, "memory disjoint from '" + other.name + "'",
-                       "overlapping byte ranges [" + address_string((void*)out.lo) + ", " +
-                           address_string((void*)out.hi) + ") and [" +
-                           address_string((void*)other.lo) + ", " +
-                           address_string((void*)other.hi) + ")");
+                       "overlapping byte ranges " + range(out) + " and " + range(other));
   };
   for (size_t i = 0; i < outputs.size(); ++i) {
     for (const Span& in : inputs)

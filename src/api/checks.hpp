@@ -3,12 +3,8 @@
 //   "<op>: argument '<name>': expected <what was expected>, got <what was given>"
 // The per-op rules that combine these blocks live in validate.cpp.
 //
-// Conventions decided here (documented in validate.hpp for callers):
-// - strides are never negative; an output never has two elements at one address;
-// - every data pointer is aligned to its dtype; on a CUDA device, tensors marked `rows16`
-//   start every row (all but the last dim) on a 16-byte boundary, for vector loads/stores;
-// - pools: data and block_stride 16-byte aligned on a CUDA device, 4-byte on the CPU (f32
-//   scales live inside the packed layouts).
+// The rules these blocks enforce (strides, alignment, pool geometry) are listed for callers
+// in validate.hpp.
 #pragma once
 
 #include <cstdint>

@@ -158,8 +158,8 @@ const std::vector<BadAttend>& cases() {
        {"'out'", "disjoint from 'q'", "overlapping byte ranges"}},
       {"out_aliases_kv", [](A& a, C& c) { a.out.data = c.kv.data(); },
        {"'out'", "disjoint from 'kv'", "overlapping byte ranges"}},
-      {"lse_aliases_indices", [](A& a, C& c) { a.lse.data = c.indices.data(); },
-       {"'lse'", "disjoint from 'indices'", "overlapping"}},
+      {"lse_aliases_extra_kv", [](A& a, C& c) { a.lse.data = c.extra.data(); },
+       {"'lse'", "disjoint from 'extra_kv'", "overlapping"}},
       {"max_logits_aliases_lse", [](A& a, C& c) { a.max_logits.data = c.lse.data(); },
        {"'max_logits'", "disjoint from 'lse'", "overlapping"}},
       {"lse_heads", [](A& a, C&) { a.lse.shape[1] = 8; },
@@ -251,18 +251,55 @@ TEST(BadAttendPlan, NullResultPointersAreRejected) {
   EXPECT_TRUE(c.untouched());
 }
 
+void place_all(AttendArgs& a, Device device) {
+  for (TensorView* t : {&a.q, &a.indices, &a.lengths, &a.extra_indices, &a.extra_lengths,
+                        &a.sink, &a.out, &a.lse, &a.max_logits})
+    t->device = device;
+  a.kv.device = a.extra_kv.device = device;
+}
+
 TEST(BadAttendDevice, CudaArgumentsWithoutAUsableGpuFailBeforeAnyWork) {
   if (cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
   AttendCase c;
   AttendArgs args = c.args();
-  for (TensorView* t : {&args.q, &args.indices, &args.lengths, &args.extra_indices,
-                        &args.extra_lengths, &args.sink, &args.out, &args.lse, &args.max_logits})
-    t->device = Device::cuda(0);
-  args.kv.device = args.extra_kv.device = Device::cuda(0);
+  place_all(args, Device::cuda(0));
   const Status s = attend(args, Workspace{});
   EXPECT_TRUE(is_no_gpu_code(s.code())) << status_code_name(s.code()) << ": " << s.message();
   EXPECT_NE(s.message().find("smla::attend"), std::string::npos) << s.message();
   EXPECT_TRUE(c.untouched());
+}
+
+// The CUDA-only alignment rules are checked with the shapes, before the device itself, so
+// they fail the same way on a machine without a GPU; the same views pass on the CPU.
+TEST(BadAttendDevice, CudaAlignmentRules) {
+  struct Misalign {
+    std::function<void(AttendArgs&, AttendCase&)> mutate;
+    std::vector<std::string> fragments;
+  };
+  const std::vector<Misalign> cases = {
+      // 9212 elements = 18424 bytes between tokens (an input may overlap itself).
+      {[](AttendArgs& a, AttendCase&) { a.q.stride[0] = 9212; },
+       {"smla::attend: argument 'q'", "rows 16-byte aligned on a CUDA device",
+        "strides [9212, 576, 1]"}},
+      {[](AttendArgs& a, AttendCase& c) { a.out.data = offset_bytes<void>(c.out.data(), 8); },
+       {"smla::attend: argument 'out'", "rows 16-byte aligned on a CUDA device", "address 0x"}},
+      {[](AttendArgs& a, AttendCase&) { a.kv.block_stride = AttendCase::kBlockBytes + 4; },
+       {"smla::attend: argument 'kv.block_stride'", "multiple of 16 bytes on cuda:0",
+        "got 73732"}},
+      {[](AttendArgs& a, AttendCase& c) { a.extra_kv.data = offset_bytes<void>(c.extra.data(), 4); },
+       {"smla::attend: argument 'extra_kv.data'", "aligned to 16 bytes on cuda:0", "0x"}},
+  };
+  for (const Misalign& m : cases) {
+    AttendCase c;
+    AttendArgs args = c.args();
+    m.mutate(args, c);
+    size_t bytes = 0;
+    const Status on_cpu = attend_workspace_size(args, &bytes);
+    EXPECT_TRUE(on_cpu.ok()) << "rejected on the CPU: " << on_cpu.message();
+    place_all(args, Device::cuda(0));
+    expect_rejected(attend(args, Workspace{}), StatusCode::invalid_argument, m.fragments);
+    EXPECT_TRUE(c.untouched());
+  }
 }
 
 // SMLA_BACKEND is read per call; restore it whatever the test does.

@@ -46,13 +46,15 @@ class Poisoned {
 // A valid DeepSeek-V3.2-shaped attend call on the CPU: T=4 tokens, h_q=16 heads, d_qk=576,
 // k=8 main and k_x=4 extra indices, bf16 pools (main: 2 blocks of 64 slots, extra: 1 block),
 // every optional argument present. Index values are garbage on purpose: never checked.
+// `out` has 64 bytes of slack so a case may shift it off alignment without its byte range
+// reaching a neighbouring allocation (which the aliasing check would rightly report).
 struct AttendCase {
   static constexpr int64_t T = 4, H = 16, D = 576, K = 8, KX = 4, BS = 64;
   static constexpr int64_t kBlockBytes = BS * D * 2;
 
   Poisoned q{T * H * D * 2}, kv{2 * kBlockBytes}, extra{kBlockBytes}, indices{T * K * 4},
       lengths{T * 4}, extra_indices{T * KX * 4}, extra_lengths{T * 4}, sink{H * 4},
-      out{T * H * 512 * 2}, lse{T * H * 4}, max_logits{T * H * 4}, scales{2 * BS * 4};
+      out{T * H * 512 * 2 + 64}, lse{T * H * 4}, max_logits{T * H * 4}, scales{2 * BS * 4};
 
   AttendArgs args() {
     AttendArgs a;

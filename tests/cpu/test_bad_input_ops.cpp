@@ -101,7 +101,8 @@ INSTANTIATE_TEST_SUITE_P(Combine, BadCombineTest, ::testing::ValuesIn(combine_ca
 // N=8 rows of d_qk=576 and a bf16 pool of one block of 16 slots; slot ids for write_cache.
 struct FormatCase {
   static constexpr int64_t N = 8, D = 576, BS = 16;
-  Poisoned rows{N * D * 2}, pool{BS * D * 2}, slots{N * 4}, scales{BS * 4};
+  // `slots` is a pool block large: a case that moves the pool onto it must overlap it alone.
+  Poisoned rows{N * D * 2}, pool{BS * D * 2}, slots{BS * D * 2}, scales{BS * 4};
   TensorView rows_view;
   TensorView slots_view;
   KvPool pool_view;
