@@ -1,5 +1,5 @@
 # Script of the `install_consumer` CTest test (cmake -P). Inputs: SMLA_BUILD_DIR,
-# CONSUMER_DIR, WORK_DIR, CXX, GENERATOR. Any failing step fails the test with its output.
+# CONSUMER_DIR, WORK_DIR, CXX, GENERATOR, STATIC_LIB (1 when libsmla is a static library). Any failing step fails the test with its output.
 
 function(run_step what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
@@ -31,7 +31,12 @@ endif()
 get_filename_component(pc_dir "${pc_files}" DIRECTORY)
 set(ENV{PKG_CONFIG_PATH} "${pc_dir}")
 find_program(PKG_CONFIG pkg-config REQUIRED)
-execute_process(COMMAND "${PKG_CONFIG}" --cflags --libs smla RESULT_VARIABLE rc
+# A static libsmla needs its private dependencies (threads, the static CUDA runtime) too.
+set(pc_static "")
+if(STATIC_LIB)
+  set(pc_static --static)
+endif()
+execute_process(COMMAND "${PKG_CONFIG}" --cflags --libs ${pc_static} smla RESULT_VARIABLE rc
                 OUTPUT_VARIABLE pc_flags ERROR_VARIABLE pc_err OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "install test: pkg-config --cflags --libs smla failed: ${pc_err}")
