@@ -22,20 +22,32 @@ struct CpuWorkload {
 std::vector<CpuWorkload> cpu_workloads() {
   // V3.2: d_qk 576, fp8_v32 pages of 64, 128 heads, top-k 2048; decode with the sink on,
   // as in BENCHMARKS.md's decode rows.
-  const Workload v32_prefill{.name = "V3.2 prefill", .d_qk = 576, .h_q = 128,
-                             .main = {KvFormat::fp8_v32, 64, 8192, 2048}};
-  const Workload v32_decode{.name = "V3.2 decode", .decode = true, .d_qk = 576, .h_q = 128,
-                            .batch = 2, .main = {KvFormat::fp8_v32, 64, 4096, 2048},
+  const Workload v32_prefill{
+      .name = "V3.2 prefill", .d_qk = 576, .h_q = 128, .main = {KvFormat::fp8_v32, 64, 8192, 2048}};
+  const Workload v32_decode{.name = "V3.2 decode",
+                            .decode = true,
+                            .d_qk = 576,
+                            .h_q = 128,
+                            .batch = 2,
+                            .main = {KvFormat::fp8_v32, 64, 4096, 2048},
                             .sink = true};
   // V4: d_qk 512, fp8_ds_mla, 64 heads, sink on; a compressed-cache selection of 512 plus a
   // second pool (prefill: a 128-token window in pages of 256; decode: BENCHMARKS.md's
   // 128-wide main pool in pages of 256 plus 512 selected from an extra pool of pages of 64).
-  const Workload v4_prefill{.name = "V4 prefill", .d_qk = 512, .h_q = 64,
+  const Workload v4_prefill{.name = "V4 prefill",
+                            .d_qk = 512,
+                            .h_q = 64,
                             .main = {KvFormat::fp8_ds_mla, 64, 8192, 512},
-                            .extra = {KvFormat::fp8_ds_mla, 256, 4096, 128}, .sink = true};
-  const Workload v4_decode{.name = "V4 decode", .decode = true, .d_qk = 512, .h_q = 64,
-                           .batch = 2, .main = {KvFormat::fp8_ds_mla, 256, 4096, 128},
-                           .extra = {KvFormat::fp8_ds_mla, 64, 4096, 512}, .sink = true};
+                            .extra = {KvFormat::fp8_ds_mla, 256, 4096, 128},
+                            .sink = true};
+  const Workload v4_decode{.name = "V4 decode",
+                           .decode = true,
+                           .d_qk = 512,
+                           .h_q = 64,
+                           .batch = 2,
+                           .main = {KvFormat::fp8_ds_mla, 256, 4096, 128},
+                           .extra = {KvFormat::fp8_ds_mla, 64, 4096, 512},
+                           .sink = true};
   // Decode token counts are multiples of the batch: each request gets T / batch tokens.
   return {{v32_prefill, 4, 1}, {v32_decode, 4, 2}, {v4_prefill, 8, 2}, {v4_decode, 4, 2}};
 }

@@ -36,7 +36,7 @@ void print_report(const BenchReport& report) {
                 number(report.ceilings.copy_gbps, "%.0f").c_str(),
                 number(report.ceilings.gemm_tflops, "%.0f").c_str());
   }
-  std::printf("%-14s %-52s %-26s %10s %12s", "workload", "shape", "format", "time us", "tokens/s");
+  std::printf("%-14s %-54s %-26s %10s %12s", "workload", "shape", "format", "time us", "tokens/s");
   if (report.gpu) {
     std::printf(" %8s %8s %7s %7s %11s %6s", "TFLOP/s", "GB/s", "%gemm", "%copy", "FlashMLA us",
                 "ratio");
@@ -46,7 +46,7 @@ void print_report(const BenchReport& report) {
     const Workload& w = row.workload;
     // Never a number for a wrong answer: untimed rows show '-' (BENCHMARKS.md, STYLE.md).
     const bool t = row.timed();
-    std::printf("%-14s %-52s %-26s %10s %12s", w.name.c_str(), w.shape_text().c_str(),
+    std::printf("%-14s %-54s %-26s %10s %12s", w.name.c_str(), w.shape_text().c_str(),
                 w.format_text().c_str(),
                 number(t ? row.seconds * 1e6 : kNotMeasured, "%.1f").c_str(),
                 number(t ? row.tokens_per_s() : kNotMeasured, "%.1f").c_str());

@@ -28,8 +28,8 @@ struct Workload {
   int h_q = 128;
   int64_t tokens = 0;  // T
   int32_t batch = 1;
-  PoolShape main;
-  PoolShape extra;  // extra.topk == 0: no extra pool
+  PoolShape main{};
+  PoolShape extra{};  // extra.topk == 0: no extra pool
   bool sink = false;
 
   bool has_extra() const { return extra.topk > 0; }

@@ -48,11 +48,7 @@ int dequantize_command(const std::vector<std::string>& argv) {
   check_status(dequantize(pool, TensorView::contiguous(rows.data(), DType::bf16, {count, d_qk})),
                "dequantize");
   const NpyArray out = f32_from_bf16(rows, {count, d_qk});
-  try {
-    write_npy(rows_path, out);
-  } catch (const NpyError& e) {
-    throw failure(e.what());
-  }
+  write_npy(rows_path, out);
 
   if (args.json()) {
     JsonObject json;

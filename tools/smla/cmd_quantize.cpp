@@ -48,11 +48,7 @@ int quantize_command(const std::vector<std::string>& argv) {
   const KvPool pool = cache_pool(cache, format, block_size, d_qk);
   check_status(quantize(TensorView::contiguous(bf16_rows.data(), DType::bf16, {count, d_qk}), pool),
                "quantize");
-  try {
-    write_npy(cache_path, cache.array);
-  } catch (const NpyError& e) {
-    throw failure(e.what());
-  }
+  write_npy(cache_path, cache.array);
 
   if (args.json()) {
     JsonObject out;

@@ -121,21 +121,17 @@ int run_command(const std::vector<std::string>& argv) {
                "run");
 
   std::vector<std::string> written{out_path};
-  try {
-    NpyWriteBatch batch;
-    batch.stage(out_path, f32_from_bf16(out_bf16, {tokens, heads, kDv}));
-    if (std::optional<std::string> path = args.value("--lse")) {
-      batch.stage(*path, lse);
-      written.push_back(*path);
-    }
-    if (std::optional<std::string> path = args.value("--max-logits")) {
-      batch.stage(*path, max_logits);
-      written.push_back(*path);
-    }
-    batch.commit();
-  } catch (const NpyError& e) {
-    throw failure(e.what());
+  NpyWriteBatch batch;
+  batch.stage(out_path, f32_from_bf16(out_bf16, {tokens, heads, kDv}));
+  if (std::optional<std::string> path = args.value("--lse")) {
+    batch.stage(*path, lse);
+    written.push_back(*path);
   }
+  if (std::optional<std::string> path = args.value("--max-logits")) {
+    batch.stage(*path, max_logits);
+    written.push_back(*path);
+  }
+  batch.commit();
 
   if (args.json()) {
     JsonObject json;

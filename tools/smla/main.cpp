@@ -10,6 +10,7 @@
 
 #include "cli.hpp"
 #include "json.hpp"
+#include "npy.hpp"
 #include "smla/ops.hpp"
 
 namespace smla::cli {
@@ -84,6 +85,8 @@ int main_impl(int argc, char** argv) {
     return command->run(args);
   } catch (const CliError& e) {
     return report(command->name, json, e.exit_code(), e.what());
+  } catch (const NpyError& e) {  // an output file could not be written
+    return report(command->name, json, kExitFailure, e.what());
   } catch (const std::bad_alloc&) {
     return report(command->name, json, kExitFailure, "out of host memory");
   }
