@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/cuda_backend.hpp"
@@ -46,10 +47,10 @@ class DeviceGuard {
   bool switched_ = false;
 };
 
-// SMLA_BACKEND (SPEC §6) as the CUDA side sees it: `cpu` never reaches this file for an op
-// (src/api runs the reference instead), and every architecture runs the portable path until
-// the Hopper kernels exist, so the only thing to decide here is whether a forced path is
-// one this build lacks.
+// SMLA_BACKEND (SPEC §6) as the CUDA side sees it: src/api rejects unknown values and `cpu`
+// with CUDA arguments, and every architecture runs the portable path until the Hopper
+// kernels exist, so the only thing to decide here is whether a forced path is one this
+// build lacks.
 Status check_forced_path(const char* op) {
   const char* forced = std::getenv("SMLA_BACKEND");
   if (forced != nullptr && std::strcmp(forced, "hopper") == 0) {
@@ -61,14 +62,25 @@ Status check_forced_path(const char* op) {
   return Status::success();
 }
 
-// What every attention op does before its launch: fetch the device's properties, check the
-// forced path, and make the device current.
-Status enter_attention(Device device, const char* op, DeviceGuard* guard, const DeviceInfo** info) {
-  Status st = device_info(device.index, info);
+// Runs `launch(info)` with `device` made current and its properties at hand: the one way
+// every op of this file reaches a kernel.
+template <class Launch>
+Status run_on_device(Device device, const char* op, Launch&& launch) {
+  const DeviceInfo* info = nullptr;
+  Status st = device_info(device.index, &info);
   if (!st.ok()) return st;
-  st = check_forced_path(op);
+  DeviceGuard guard;
+  st = guard.enter(device.index, op);
   if (!st.ok()) return st;
-  return guard->enter(device.index, op);
+  return launch(*info);
+}
+
+// The attention ops (plan, workspace, attend, combine) honour a forced path first.
+template <class Launch>
+Status run_attention_op(Device device, const char* op, Launch&& launch) {
+  Status st = check_forced_path(op);
+  if (!st.ok()) return st;
+  return run_on_device(device, op, std::forward<Launch>(launch));
 }
 
 // Per ordinal: 0 = not yet probed, 1 = this binary has code for the device.
@@ -145,96 +157,72 @@ Status check_pointer(const void* ptr, Device device, const char* op, const char*
     if (device.kind == DeviceKind::cpu) return Status::success();
     return cuda_status(err, op, "cudaPointerGetAttributes");
   }
-  const std::string prefix = std::string(op) + ": argument '" + what + "': ";
+  // Messages are built only on failure: this runs for every pointer of every call.
+  auto wrong = [&](const std::string& expected) {
+    const std::string given =
+        attr.type == cudaMemoryTypeDevice
+            ? "memory of CUDA device cuda:" + std::to_string(attr.device)
+            : (attr.type == cudaMemoryTypeHost ? std::string("page-locked host memory")
+                                               : std::string("CPU memory"));
+    return Status(StatusCode::invalid_argument, std::string(op) + ": argument '" + what +
+                                                    "': expected " + expected + ", got " + given);
+  };
   if (device.kind == DeviceKind::cpu) {
     // Managed and page-locked host memory are readable by the CPU; plain device memory is not.
-    if (attr.type == cudaMemoryTypeDevice) {
-      return Status(StatusCode::invalid_argument,
-                    prefix + "expected CPU memory, got memory of CUDA device cuda:" +
-                        std::to_string(attr.device));
-    }
-    return Status::success();
+    return attr.type == cudaMemoryTypeDevice ? wrong("CPU memory") : Status::success();
   }
-  if (attr.type == cudaMemoryTypeManaged) return Status::success();
-  if (attr.type == cudaMemoryTypeDevice && attr.device == device.index) {
-    return Status::success();
-  }
-  const std::string given =
-      attr.type == cudaMemoryTypeDevice
-          ? "memory of CUDA device cuda:" + std::to_string(attr.device)
-          : (attr.type == cudaMemoryTypeHost ? std::string("page-locked host memory")
-                                             : std::string("CPU memory"));
-  return Status(StatusCode::invalid_argument,
-                prefix + "expected memory of CUDA device " + cuda_name(device) + ", got " + given);
+  const bool on_device = attr.type == cudaMemoryTypeManaged ||
+                         (attr.type == cudaMemoryTypeDevice && attr.device == device.index);
+  return on_device ? Status::success() : wrong("memory of CUDA device " + cuda_name(device));
 }
 
 Status plan_size(const AttendArgs& args, size_t* bytes) {
-  constexpr const char* op = "smla::plan_size";
-  DeviceGuard guard;
-  const DeviceInfo* info = nullptr;
-  Status st = enter_attention(args.q.device, op, &guard, &info);
-  if (!st.ok()) return st;
-  return portable::plan_size(args, *info, bytes);
+  return run_attention_op(args.q.device, "smla::plan_size", [&](const DeviceInfo& info) {
+    return portable::plan_size(args, info, bytes);
+  });
 }
 
 Status make_plan(const AttendArgs& args, Plan* plan, Stream stream) {
-  constexpr const char* op = "smla::make_plan";
-  DeviceGuard guard;
-  const DeviceInfo* info = nullptr;
-  Status st = enter_attention(args.q.device, op, &guard, &info);
-  if (!st.ok()) return st;
-  return portable::make_plan(args, *info, plan, stream);
+  return run_attention_op(args.q.device, "smla::make_plan", [&](const DeviceInfo& info) {
+    return portable::make_plan(args, info, plan, stream);
+  });
 }
 
 Status attend_workspace_size(const AttendArgs& args, size_t* bytes) {
-  constexpr const char* op = "smla::attend_workspace_size";
-  DeviceGuard guard;
-  const DeviceInfo* info = nullptr;
-  Status st = enter_attention(args.q.device, op, &guard, &info);
-  if (!st.ok()) return st;
-  return portable::workspace_size(args, *info, bytes);
+  return run_attention_op(
+      args.q.device, "smla::attend_workspace_size",
+      [&](const DeviceInfo& info) { return portable::workspace_size(args, info, bytes); });
 }
 
 Status attend(const AttendArgs& args, Workspace workspace, Stream stream, const Plan* plan) {
-  constexpr const char* op = "smla::attend";
-  DeviceGuard guard;
-  const DeviceInfo* info = nullptr;
-  Status st = enter_attention(args.q.device, op, &guard, &info);
-  if (!st.ok()) return st;
-  return portable::attend(args, *info, workspace, stream, plan);
+  return run_attention_op(args.q.device, "smla::attend", [&](const DeviceInfo& info) {
+    return portable::attend(args, info, workspace, stream, plan);
+  });
 }
 
 Status combine(const CombineArgs& args, Stream stream) {
-  constexpr const char* op = "smla::combine";
-  DeviceGuard guard;
-  const DeviceInfo* info = nullptr;
-  Status st = enter_attention(args.out.device, op, &guard, &info);
-  if (!st.ok()) return st;
-  return portable::combine(args, *info, stream);
+  return run_attention_op(args.out.device, "smla::combine", [&](const DeviceInfo& info) {
+    return portable::combine(args, info, stream);
+  });
 }
 
-// The format kernels are one portable implementation for every architecture: they are
-// memory-bound byte shuffles with nothing for a Hopper path to add.
+// The format kernels are one implementation for every architecture: memory-bound byte
+// shuffles with nothing for a Hopper path to add, so SMLA_BACKEND does not apply.
 Status quantize(const TensorView& rows, const KvPool& pool, Stream stream) {
-  DeviceGuard guard;
-  Status st = guard.enter(rows.device.index, "smla::quantize");
-  if (!st.ok()) return st;
-  return formats::quantize(rows, pool, stream);
+  return run_on_device(rows.device, "smla::quantize",
+                       [&](const DeviceInfo&) { return formats::quantize(rows, pool, stream); });
 }
 
 Status dequantize(const KvPool& pool, const TensorView& rows, Stream stream) {
-  DeviceGuard guard;
-  Status st = guard.enter(rows.device.index, "smla::dequantize");
-  if (!st.ok()) return st;
-  return formats::dequantize(pool, rows, stream);
+  return run_on_device(rows.device, "smla::dequantize",
+                       [&](const DeviceInfo&) { return formats::dequantize(pool, rows, stream); });
 }
 
 Status write_cache(const TensorView& rows, const TensorView& slots, const KvPool& pool,
                    Stream stream) {
-  DeviceGuard guard;
-  Status st = guard.enter(rows.device.index, "smla::write_cache");
-  if (!st.ok()) return st;
-  return formats::write_cache(rows, slots, pool, stream);
+  return run_on_device(rows.device, "smla::write_cache", [&](const DeviceInfo&) {
+    return formats::write_cache(rows, slots, pool, stream);
+  });
 }
 
 }  // namespace smla::cuda_backend
