@@ -80,7 +80,8 @@ std::string shape_string(const TensorView& t) { return list_string(t.shape, stor
 
 std::string device_string(Device device) {
   switch (device.kind) {
-    case DeviceKind::cpu: return "cpu";
+    // The CPU has one index, 0; another one is shown so a mismatch message makes sense.
+    case DeviceKind::cpu: return device.index == 0 ? "cpu" : "cpu:" + std::to_string(device.index);
     case DeviceKind::cuda: return "cuda:" + std::to_string(device.index);
   }
   return "unknown device kind " + std::to_string(static_cast<int>(device.kind));
