@@ -18,7 +18,7 @@ Status read_device_info(int ordinal, DeviceInfo* info) {
   int count = 0;
   SMLA_CUDA_TRY(cudaGetDeviceCount(&count), op, "cudaGetDeviceCount");
   if (ordinal < 0 || ordinal >= count) {
-    return Status(StatusCode::unsupported, std::string(op) + ": no CUDA device " +
+    return Status(StatusCode::unsupported, std::string(op) + ": no CUDA device cuda:" +
                                                std::to_string(ordinal) + " (this process sees " +
                                                std::to_string(count) + ")");
   }

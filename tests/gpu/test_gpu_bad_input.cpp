@@ -75,10 +75,10 @@ TEST(GpuBadInput, OneHostOutputAmongDeviceTensorsIsRejected) {
   SMLA_REQUIRE_GPU();
   Problem p(small_spec());
   DeviceProblem d(p);
+  AttendScratch scratch;
+  ASSERT_TRUE(scratch.allocate(d.args()));
   AttendArgs a = d.args();
   a.out.data = p.buffer(kOut).bytes.data();  // still marked cuda:0
-  AttendScratch scratch;
-  ASSERT_TRUE(scratch.allocate(a));
   EXPECT_TRUE(fails_with(attend(a, scratch.ws()), StatusCode::invalid_argument, {"'out'"}));
   EXPECT_TRUE(outputs_untouched(p));
 }
