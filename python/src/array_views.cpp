@@ -6,6 +6,30 @@ void throw_invalid(const std::string& message) {
   throw StatusError(Status(StatusCode::invalid_argument, message));
 }
 
+namespace {
+
+// "int64", "float16", ... as the caller's framework would name the dtype it passed.
+std::string dtype_description(nb::dlpack::dtype dtype) {
+  using Code = nb::dlpack::dtype_code;
+  std::string kind;
+  switch (static_cast<Code>(dtype.code)) {
+    case Code::Int: kind = "int"; break;
+    case Code::UInt: kind = "uint"; break;
+    case Code::Float: kind = "float"; break;
+    case Code::Bfloat: kind = "bfloat"; break;
+    case Code::Complex: kind = "complex"; break;
+    case Code::Bool: kind = "bool"; break;
+    default:  // the float8/float6/float4 codes never reach here: 8-bit types are bytes
+      return "of DLPack type code " + std::to_string(dtype.code) + " with " +
+             std::to_string(dtype.bits) + " bits";
+  }
+  std::string text = kind + std::to_string(dtype.bits);
+  if (dtype.lanes != 1) text += "x" + std::to_string(dtype.lanes);
+  return text;
+}
+
+}  // namespace
+
 DType to_dtype(nb::dlpack::dtype dtype, const char* name) {
   using Code = nb::dlpack::dtype_code;
   const auto code = static_cast<Code>(dtype.code);
@@ -15,10 +39,9 @@ DType to_dtype(nb::dlpack::dtype dtype, const char* name) {
     if (dtype.bits == 32 && code == Code::Int) return DType::i32;
     if (dtype.bits == 8) return code == Code::Int ? DType::i8 : DType::u8;
   }
-  throw_invalid(std::string(name) + ": dtype (DLPack code " + std::to_string(dtype.code) +
-                ", " + std::to_string(dtype.bits) + " bits, " + std::to_string(dtype.lanes) +
-                " lanes) is not one smla reads; expected bfloat16 (or uint16 bf16 bits), "
-                "float32, int32, or 8-bit cache bytes");
+  throw_invalid(std::string(name) + ": dtype " + dtype_description(dtype) +
+                " is not one smla reads; expected bfloat16 (or uint16 bf16 bits), float32, "
+                "int32, or 8-bit cache bytes");
 }
 
 Device to_device(int device_type, int device_id, const char* name) {

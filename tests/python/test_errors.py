@@ -39,7 +39,7 @@ def _bad_attend_cases(good):
         "q-dtype": ("q", (q.astype(np.float32), kv, idx), {}),
         "q-rank": ("q", (q[0], kv, idx), {}),
         "q-stride": ("q", (np.repeat(q, 2, axis=2)[:, :, ::2], kv, idx), {}),
-        "indices-dtype": ("indices", (q, kv, idx.astype(np.int64)), {}),
+        "indices-dtype": ("indices: dtype int64", (q, kv, idx.astype(np.int64)), {}),
         "indices-rows": ("indices", (q, kv, idx[:2]), {}),
         "lengths-shape": ("lengths", (q, kv, idx), {"lengths": np.zeros(2, np.int32)}),
         "lengths-dtype": ("lengths", (q, kv, idx), {"lengths": f32(3, np.float32)}),
