@@ -54,20 +54,6 @@ def _pool(gen, format, d_qk, num_blocks, block_size, fp8_dtype=False):
     return cache.view(torch.float8_e4m3fn) if fp8_dtype else cache
 
 
-def _decode_reference(q, cache, indices, format, scale, topk_length=None, sink=None,
-                      extra_cache=None, extra_indices=None, extra_topk_length=None):
-    b, s_q, h_q, d_qk = q.shape
-    rep = (lambda x: None if x is None else x.repeat_interleave(s_q))
-    as_u8 = (lambda c: c.view(torch.uint8))
-    out, lse, _ = ref.attend(
-        q.reshape(b * s_q, h_q, d_qk), ref.dequantize(as_u8(cache), format),
-        indices.reshape(b * s_q, -1), scale, rep(topk_length),
-        None if extra_cache is None else ref.dequantize(as_u8(extra_cache), format),
-        None if extra_indices is None else extra_indices.reshape(b * s_q, -1),
-        rep(extra_topk_length), sink)
-    return out.view(b, s_q, h_q, 512), lse.view(b, s_q, h_q).transpose(1, 2)
-
-
 @pytest.mark.parametrize("d_qk", [576, 512])
 @pytest.mark.parametrize("h_q", [16, 64, 128])
 @pytest.mark.parametrize("optional", [False, True])
@@ -119,7 +105,7 @@ def test_with_kvcache_parity(format, d_qk, h_q, s_q, optional):
                                       indices=indices, **kw)
 
     assert out.shape == (b, s_q, h_q, 512) and lse.shape == (b, h_q, s_q)
-    r_out, r_lse = _decode_reference(
+    r_out, r_lse = ref.decode_attend(
         q, cache, indices, format, d_qk ** -0.5, kw.get("topk_length"), kw.get("attn_sink"),
         kw.get("extra_k_cache"), kw.get("extra_indices_in_kvcache"),
         kw.get("extra_topk_length"))
@@ -164,7 +150,7 @@ def test_decode_loop_in_cuda_graph(format, d_qk):
                                     dtype=torch.int32))
         graph.replay()
         torch.cuda.synchronize()
-        r_out, r_lse = _decode_reference(q, cache, indices, format, d_qk ** -0.5, lengths, sink)
+        r_out, r_lse = ref.decode_attend(q, cache, indices, format, d_qk ** -0.5, lengths, sink)
         ref.check_out(out, r_out)
         ref.check_stat(lse, r_lse, "lse")
 
@@ -209,7 +195,7 @@ def test_two_streams_each_use_their_own():
                                                   is_fp8_kvcache=True, indices=idx))
     torch.cuda.synchronize()
     for (q, idx), (out, lse) in zip(inputs, results):
-        r_out, r_lse = _decode_reference(q, cache, idx, "fp8_ds_mla", d_qk ** -0.5)
+        r_out, r_lse = ref.decode_attend(q, cache, idx, "fp8_ds_mla", d_qk ** -0.5)
         ref.check_out(out, r_out)
         ref.check_stat(lse, r_lse, "lse")
 

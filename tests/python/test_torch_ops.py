@@ -35,20 +35,6 @@ def _decode_case(gen, format, d_qk, b=2, s_q=2, h_q=8, topk=16, extra=False):
     return case
 
 
-def _decode_reference(case, format, scale):
-    q = case["q"]
-    b, s_q, h_q, d_qk = q.shape
-    rep = (lambda x: None if x is None else x.repeat_interleave(s_q))
-    extra = "extra_cache" in case
-    out, lse, _ = ref.attend(
-        q.reshape(b * s_q, h_q, d_qk), ref.dequantize(case["cache"], format),
-        case["indices"].reshape(b * s_q, -1), scale, rep(case["topk_length"]),
-        ref.dequantize(case["extra_cache"], format) if extra else None,
-        case["extra_indices"].reshape(b * s_q, -1) if extra else None,
-        rep(case.get("extra_topk_length")), case["sink"])
-    return out.view(b, s_q, h_q, 512), lse.view(b, s_q, h_q).transpose(1, 2)
-
-
 def _run_decode(case, meta=None, fp8_dtype=None):
     cache = case["cache"] if fp8_dtype is None else case["cache"].view(fp8_dtype)
     return flash_mla_with_kvcache(
@@ -101,7 +87,10 @@ def test_with_kvcache_matches_torch_oracle(format, d_qk):
     meta, _ = get_mla_metadata()
     out, lse = _run_decode(case, meta, fp8_dtype=torch.float8_e4m3fn)
     assert out.shape == (2, 2, 8, 512) and lse.shape == (2, 8, 2)
-    r_out, r_lse = _decode_reference(case, format, d_qk ** -0.5)
+    r_out, r_lse = ref.decode_attend(case["q"], case["cache"], case["indices"], format,
+                                     d_qk ** -0.5, case["topk_length"], case["sink"],
+                                     case["extra_cache"], case["extra_indices"],
+                                     case["extra_topk_length"])
     ref.check_out(out, r_out)
     ref.check_stat(lse, r_lse, "lse")
     again, _ = _run_decode(case, meta)      # the metadata's plan, reused

@@ -87,6 +87,22 @@ def attend(q, keys, idx, scale, lengths=None, extra_keys=None, extra_idx=None,
     return out, lse, max_logits
 
 
+def decode_attend(q, cache, indices, format, scale, topk_length=None, sink=None,
+                  extra_cache=None, extra_indices=None, extra_topk_length=None):
+    """:func:`attend` on FlashMLA's decode shapes: q [b, s_q, h, d], caches [nb, bs, 1,
+    bytes] (uint8 or float8), indices [b, s_q, k], per-request lengths [b] repeated over s_q.
+    Returns (out [b, s_q, h, 512], lse [b, h, s_q])."""
+    b, s_q, h_q, d_qk = q.shape
+    rep = (lambda x: None if x is None else x.repeat_interleave(s_q))
+    keys = (lambda c: None if c is None else dequantize(c.view(torch.uint8), format))
+    out, lse, _ = attend(
+        q.reshape(b * s_q, h_q, d_qk), keys(cache), indices.reshape(b * s_q, -1), scale,
+        rep(topk_length), keys(extra_cache),
+        None if extra_indices is None else extra_indices.reshape(b * s_q, -1),
+        rep(extra_topk_length), sink)
+    return out.view(b, s_q, h_q, 512), lse.view(b, s_q, h_q).transpose(1, 2)
+
+
 def check_out(out, ref):
     """SPEC §1 tolerances for out."""
     got = out.double()
