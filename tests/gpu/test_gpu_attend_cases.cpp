@@ -35,10 +35,10 @@ ProblemSpec decode_spec(KvFormat format = KvFormat::fp8_v32, int d_qk = 576) {
 
 ProblemSpec prefill_spec(KvFormat format = KvFormat::fp8_ds_mla, int d_qk = 512) {
   ProblemSpec s;
-  s.T = 1024;
-  s.h_q = 128;
+  s.T = 256;
+  s.h_q = 64;
   s.d_qk = d_qk;
-  s.k = 16;
+  s.k = 32;
   s.kv.format = format;
   s.kv.min_slots = 4096;
   s.seed = 12;

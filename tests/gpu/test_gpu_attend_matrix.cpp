@@ -37,8 +37,8 @@ constexpr int kHeads[] = {1, 8, 16, 22, 32, 64, 128};
 constexpr int64_t kTokens[] = {1, 2, 62, 213, 4096};
 constexpr int64_t kWidths[] = {1, 64, 100, 128, 2048};
 
-// T * h_q * (k + k_x) of one case at most: about 2 s of the oracle on one core.
-constexpr int64_t kMaxWork = int64_t{1} << 21;
+// T * h_q * (k + k_x) of one case at most: a few seconds of the float64 oracle on one core.
+constexpr int64_t kMaxWork = int64_t{1} << 20;
 
 constexpr int kNumFormats = sizeof(kFormats) / sizeof(kFormats[0]);
 constexpr int kNumHeads = sizeof(kHeads) / sizeof(kHeads[0]);
@@ -75,12 +75,23 @@ ProblemSpec matrix_spec(int index) {
   s.k = rng.pick(kWidths);
   s.extra = rng.uniform_int(0, 1) == 1;
   s.k_x = s.extra ? rng.pick(kWidths) : 0;
-  // Over budget: shrink the selection first (keeps the large-T prefill shapes), then T.
-  while (s.T * s.h_q * (s.k + s.k_x) > kMaxWork && s.k + s.k_x > 2) {
+  // Over budget: half of the cases shrink the selection first (keeping long prefill
+  // chunks), the other half the tokens first (keeping wide decode selections).
+  const bool keep_tokens = (index / kNumFormats + index) % 2 == 0;
+  auto over = [&s] { return s.T * s.h_q * (s.k + s.k_x) > kMaxWork; };
+  auto shrink_selection = [&s] {
     s.k = std::max<int64_t>(1, s.k / 2);
     s.k_x = s.extra ? std::max<int64_t>(1, s.k_x / 2) : 0;
+  };
+  while (over() && (keep_tokens ? s.k + s.k_x > 2 : s.T > 1)) {
+    if (keep_tokens) {
+      shrink_selection();
+    } else {
+      s.T /= 2;
+    }
   }
-  while (s.T * s.h_q * (s.k + s.k_x) > kMaxWork && s.T > 1) s.T /= 2;
+  while (over() && s.T > 1) s.T /= 2;
+  while (over()) shrink_selection();
   s.kv = pool_for(f, s.k, rng);
   // The extra pool (V4's sliding window) has a format and block size of its own.
   const FormatCase& fx = format_with_d_qk(f.d_qk, rng);
