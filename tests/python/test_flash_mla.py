@@ -163,3 +163,19 @@ def test_sparse_fwd_argument_errors(rng):
         flash_mla_sparse_fwd(q, kv, idx, 0.1, topk_length=np.zeros(3, np.int32))
     with pytest.raises(ValueError, match="sink"):
         flash_mla_sparse_fwd(q, kv, idx, 0.1, attn_sink=np.zeros(4, np.float64))
+
+
+def test_package_works_without_torch():
+    """With torch unimportable, smla and smla.flash_mla import and run on NumPy arrays."""
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "import numpy as np, smla, smla.flash_mla as fm\n"
+            "assert fm._torch_ops is None\n"
+            "q = np.zeros((1, 1, 2, 576), np.uint16)\n"
+            "cache = np.zeros((1, 4, 1, 656), np.uint8)\n"
+            "idx = np.array([[[0, -1]]], np.int32)\n"
+            "out, lse = fm.flash_mla_with_kvcache(q, cache, None, None, 512, None,\n"
+            "                                    is_fp8_kvcache=True, indices=idx)\n"
+            "assert out.shape == (1, 1, 2, 512) and lse.shape == (1, 2, 1)\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
