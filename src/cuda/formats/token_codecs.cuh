@@ -4,7 +4,6 @@
 // CPU reference encodes with, so GPU and CPU write identical bytes.
 //
 // A codec is a struct with
-//   static constexpr int kDqk;
 //   __device__ static void encode(const PoolRef&, int64_t slot, const uint16_t* row, int lane);
 //   __device__ static void decode(const PoolRef&, int64_t slot, uint16_t* row, int lane);
 // called by all 32 lanes of a warp with the same slot (0 <= slot < slots).
@@ -31,8 +30,10 @@ struct PoolRef {
 };
 
 // N consecutive elements moved as one vector access. Rows are 16 B-aligned (src/api checks
-// rows16) and every part of every layout starts 16 B-aligned inside a 16 B-aligned token, so
-// an access of up to 16 B at a lane's N-aligned offset is naturally aligned.
+// rows16), and so is every token of a CUDA pool (16 B-aligned data and block stride, token
+// sizes that are multiples of 16) and every part read with vectors (codes, RoPE; scales
+// are read one at a time), so an access of up to 16 B at a lane's N-aligned offset is
+// naturally aligned.
 template <typename T, int N>
 struct alignas(sizeof(T) * N < 16 ? sizeof(T) * N : 16) Vec {
   T v[N];
@@ -86,7 +87,6 @@ struct Int8Quant {
 
 template <int DQK>
 struct Bf16Codec {
-  static constexpr int kDqk = DQK;
   __device__ static void encode(const PoolRef& pool, int64_t slot, const uint16_t* row, int lane) {
     uint8_t* token =
         fmt::Bf16Layout::token(pool.data, pool.block_stride, pool.block_size, slot, DQK);
