@@ -116,10 +116,9 @@ struct AttendScratch {
 };
 
 // Poisons `problem`'s outputs, runs make_plan (when `with_plan`) and attend on cuda:0 on
-// `stream`, waits, and reads the outputs back into the problem. A failing status or CUDA
-// error makes the result a failure naming it.
-::testing::AssertionResult run_attend(Problem& problem, bool with_plan = true,
-                                      cudaStream_t stream = nullptr);
+// the default stream, waits, and reads the outputs back into the problem. A failing status
+// or CUDA error makes the result a failure naming it.
+::testing::AssertionResult run_attend(Problem& problem, bool with_plan = true);
 
 // An assertion over a Status that prints its message.
 ::testing::AssertionResult status_ok(const Status& status);
