@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <ostream>
+#include <string>
 #include <vector>
 
 #include "common/random.hpp"
@@ -123,6 +125,14 @@ std::vector<uint16_t> make_rows(int64_t n, int d_qk, uint64_t seed) {
   return v;
 }
 
+std::string case_label(const FormatCase& c) {
+  return std::string(format_name(c.format)) + "_" + std::to_string(c.d_qk) +
+         (c.int8_split ? "_split" : "") + (c.block_padding ? "_padded" : "");
+}
+
+// GoogleTest (and so CTest's test names) print a parameter through this.
+void PrintTo(const FormatCase& c, std::ostream* os) { *os << case_label(c); }
+
 class GpuFormats : public ::testing::TestWithParam<FormatCase> {};
 
 TEST_P(GpuFormats, QuantizeIsByteExactWithTheReference) {
@@ -199,9 +209,7 @@ TEST_P(GpuFormats, WriteCacheIsByteExactAndSkipsInvalidSlots) {
 }
 
 std::string case_name(const ::testing::TestParamInfo<FormatCase>& info) {
-  const FormatCase& c = info.param;
-  return std::string(format_name(c.format)) + "_" + std::to_string(c.d_qk) +
-         (c.int8_split ? "_split" : "") + (c.block_padding ? "_padded" : "");
+  return case_label(info.param);
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, GpuFormats, ::testing::ValuesIn(kCases), case_name);
