@@ -68,8 +68,10 @@ AttendResult naive_attend(const AttendArgs& args) {
       double f = 1.0;
       if (args.sink.present()) f = 1.0 / (1.0 + std::exp(read<float>(args.sink, h) - lse));
       double* out = &r.out[(t * r.h_q + h) * kDv];
-      for (size_t j = 0; j < K.size(); ++j)
-        for (int d = 0; d < kDv; ++d) out[d] += f * std::exp(s[j] - lse) * K[j][d];
+      for (size_t j = 0; j < K.size(); ++j) {
+        const double p = f * std::exp(s[j] - lse);
+        for (int d = 0; d < kDv; ++d) out[d] += p * K[j][d];
+      }
       r.lse[t * r.h_q + h] = lse;
       r.max_logits[t * r.h_q + h] = max_s;
     }
