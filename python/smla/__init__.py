@@ -4,11 +4,14 @@
 ``smla.write_cache`` take NumPy, torch, CuPy or JAX arrays through DLPack (CPU arrays run
 the reference backend, CUDA arrays a GPU backend on the caller's current stream).
 ``smla.flash_mla`` is a drop-in for FlashMLA's sparse interface. When torch is importable,
-the FlashMLA functions are also torch custom ops (``torch.ops.smla.*``) usable under
+the FlashMLA functions are also torch custom ops (``torch.ops.smla.*``, registered by
+``import smla.flash_mla``, or by ``import smla`` once torch is imported) usable under
 torch.compile and in CUDA graphs. See docs/python.md.
 """
 
 from __future__ import annotations
+
+import sys
 
 from . import _smla
 from ._errors import (CudaError, InternalError, InvalidArgumentError, NotBuiltError, SmlaError,
@@ -16,6 +19,11 @@ from ._errors import (CudaError, InternalError, InvalidArgumentError, NotBuiltEr
 from .ops import Plan, attend, combine, dequantize, plan, quantize, write_cache
 
 __version__ = _smla.version()
+
+# The torch ops register when smla.flash_mla is imported (if torch is importable). A process
+# that already uses torch gets them from `import smla` too; others do not pay torch's import.
+if "torch" in sys.modules:
+    from . import flash_mla  # noqa: F401
 
 
 def compiled_cuda_architectures() -> str:

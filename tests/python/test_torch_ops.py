@@ -133,3 +133,12 @@ def test_errors_cross_the_op_boundary_with_their_class_and_names():
                                is_fp8_kvcache=True, indices=case["indices"],
                                topk_length=torch.zeros(5, dtype=torch.int32))
     assert isinstance(info.value, smla.InvalidArgumentError)
+
+
+def test_import_smla_after_torch_registers_the_ops():
+    import subprocess
+    import sys
+    code = ("import torch, smla\n"
+            "assert 'smla.flash_mla' in sys.modules\n"
+            "torch.ops.smla.sparse_decode\n")
+    subprocess.run([sys.executable, "-c", "import sys\n" + code], check=True)
