@@ -16,8 +16,9 @@ struct AttendConfig {
   // A CTA owns HT query heads of one token: MT MMA m-tiles of 16 rows. Head counts that are
   // not a multiple of HT leave tail rows that are computed on zero queries and never stored.
   static constexpr int HT = 16 * MT;
-  // KV rows per pipeline step: one k16 slice of P·V. Small enough that two stages, Q and the
-  // dequantized tile fit the 99 KB of sm_86/89/120 for HT <= 32.
+  // KV rows per pipeline step: one k16 slice of P·V. With two stages, Q and the dequantized
+  // tile, every pair of formats fits the 99 KB of sm_86/89/120 at HT <= 32 (the largest,
+  // d_qk 576 bf16 main with a quantized extra pool at HT = 32, takes 99,456 B).
   static constexpr int BN = 16;
   static constexpr int STAGES = 2;
   static constexpr int WARPS = 8;
@@ -72,6 +73,7 @@ struct AttendConfig {
   static constexpr int SMEM_BYTES = VALID_OFF + STAGES * BN * 4;
   static_assert(RING_OFF % 16 == 0 && TILE_OFF % 16 == 0 && SPART_OFF % 16 == 0 &&
                 P_OFF % 16 == 0);
+  static_assert(MT == 4 || SMEM_BYTES <= 99 * 1024, "HT <= 32 must fit sm_86/89/120");
 };
 
 }  // namespace smla::portable

@@ -80,8 +80,9 @@ struct Bf16Rows {
   __device__ static void copy(const PoolView& p, int64_t slot, bool valid, int c,
                               uint8_t* raw_row) {
     const uint8_t* src =
-        valid ? fmt::Bf16Layout::token(p.data, p.block_stride, p.block_size, slot, D) : p.data;
-    ptx::cp_async_cg_16_zfill(raw_row + 16 * c, src + (valid ? 16 * c : 0), valid);
+        valid ? fmt::Bf16Layout::token(p.data, p.block_stride, p.block_size, slot, D) + 16 * c
+              : p.data;
+    ptx::cp_async_cg_16_zfill(raw_row + 16 * c, src, valid);
   }
 };
 

@@ -1,7 +1,7 @@
 // Orchestration of the portable path: the schedule (strategy, head tile, partitions), the
 // plan and workspace sizes, the variant lookup and the launches. See docs/portable-path.md.
-#include <cmath>
 #include <cstdint>
+#include <numbers>
 #include <string>
 
 #include "cuda/cuda_check.hpp"
@@ -146,7 +146,7 @@ AttendParams attend_params(const AttendArgs& a, const Schedule& s) {
   p.tokens = static_cast<int32_t>(tokens(a));
   p.h_q = static_cast<int32_t>(heads(a));
   p.head_tiles = s.head_tiles;
-  p.scale_log2 = a.scale * static_cast<float>(M_LOG2E);
+  p.scale_log2 = a.scale * std::numbers::log2e_v<float>;
   p.out = static_cast<uint16_t*>(a.out.data);
   p.out_stride_t = a.out.stride[0];
   p.out_stride_h = a.out.stride[1];
