@@ -36,33 +36,31 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
          (static_cast<uint32_t>(fmt::float_to_bf16_rne(hi)) << 16);
 }
 
-// bf16(e4m3 * scale) for the 8 bytes of `packed` (little-endian: byte i is value i). The
-// product is one f32 multiply (exact for the power-of-two scales the writers produce) and
-// __fmul_rn keeps it unfused, so any stored scale rounds like the reference's.
-__device__ __forceinline__ Bf16x8 dequant_e4m3x8(uint2 packed, float scale) {
+// bf16(decode(byte) * scale) for the 8 bytes of `packed` (little-endian: byte i is value i),
+// where decode gives the byte's exact f32 value (e4m3 or int8). The product is one f32
+// multiply (exact for the power-of-two scales the fp8 writers produce) and __fmul_rn keeps
+// it unfused, so any stored scale rounds like the reference's bf16(value * scale).
+template <class Decode>
+__device__ __forceinline__ Bf16x8 dequant_x8(uint2 packed, float scale, Decode decode) {
   Bf16x8 r;
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const uint32_t word = i < 2 ? packed.x : packed.y;
     const int shift = (i % 2) * 16;
-    const float lo = fmt::e4m3_to_float(static_cast<uint8_t>(word >> shift));
-    const float hi = fmt::e4m3_to_float(static_cast<uint8_t>(word >> (shift + 8)));
+    const float lo = decode(static_cast<uint8_t>(word >> shift));
+    const float hi = decode(static_cast<uint8_t>(word >> (shift + 8)));
     r.w[i] = pack_bf16x2(__fmul_rn(lo, scale), __fmul_rn(hi, scale));
   }
   return r;
 }
 
+__device__ __forceinline__ Bf16x8 dequant_e4m3x8(uint2 packed, float scale) {
+  return dequant_x8(packed, scale, [](uint8_t b) { return fmt::e4m3_to_float(b); });
+}
+
 __device__ __forceinline__ Bf16x8 dequant_int8x8(uint2 packed, float scale) {
-  Bf16x8 r;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const uint32_t word = i < 2 ? packed.x : packed.y;
-    const int shift = (i % 2) * 16;
-    const float lo = static_cast<float>(static_cast<int8_t>(word >> shift));
-    const float hi = static_cast<float>(static_cast<int8_t>(word >> (shift + 8)));
-    r.w[i] = pack_bf16x2(__fmul_rn(lo, scale), __fmul_rn(hi, scale));
-  }
-  return r;
+  return dequant_x8(packed, scale,
+                    [](uint8_t b) { return static_cast<float>(static_cast<int8_t>(b)); });
 }
 
 __device__ __forceinline__ void store_bf16x8(uint16_t* dst, const Bf16x8& v) {
