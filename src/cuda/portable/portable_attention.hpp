@@ -22,15 +22,16 @@ namespace smla::portable {
 // Bytes of the plan buffer (0 for the one-pass strategy, which needs no schedule).
 Status plan_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info, size_t* bytes);
 // Fills plan->data (caller-owned, plan->bytes >= plan_size) on `stream` with a device
-// kernel, and sets plan->key / plan->strategy on the host. No host synchronization.
+// kernel, and sets plan->strategy to the schedule's id (strategy, head tile, partitions).
+// No host synchronization. plan->key is stamped and checked by src/api.
 Status make_plan(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Plan* plan,
                  cudaStream_t stream);
 // Bytes of workspace attend needs: f32 partials of the split strategy, plus room for an
 // internal plan when attend is called with plan == nullptr.
 Status workspace_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info,
                       size_t* bytes);
-// Runs attention on `stream`. A non-null plan must have been made for these shapes on this
-// device (its key is checked); nullptr plans into the workspace.
+// Runs attention on `stream`. A non-null plan must carry this call's schedule id (a plan made
+// on a GPU with another SM count is rejected); nullptr plans into the workspace.
 Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Workspace ws,
               cudaStream_t stream, const Plan* plan);
 // The public combine op: merges [S, T, h_q, 512] f32 or bf16 partials by log-sum-exp.
