@@ -19,6 +19,7 @@
 #include "api/plan_key.hpp"
 #include "api/validate.hpp"
 #include "reference/reference.hpp"
+#include "smla_build_config.hpp"
 #include "smla/ops.hpp"
 
 namespace smla {

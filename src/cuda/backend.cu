@@ -15,6 +15,7 @@
 #include "cuda/device_info.hpp"
 #include "cuda/formats/format_ops.hpp"
 #include "cuda/portable/portable_attention.hpp"
+#include "smla_build_config.hpp"
 
 namespace smla::cuda_backend {
 namespace {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <string>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -196,7 +197,7 @@ TEST(GpuAttend, CudaGraphOfPlanAndAttendReplaysWithNewIndicesAndLengths) {
   s.T = 4;
   s.extra = true;
   s.k_x = 128;
-  s.extra_kv.format = KvFormat::bf16;
+  s.extra_kv.format = KvFormat::fp8_ds_mla;  // V4 decode: window pool next to the compressed one
   s.extra_lengths = true;
   Problem first(s);
   s.seed += 1;  // same shapes and sizes, new q, cache, indices and lengths
@@ -231,6 +232,32 @@ TEST(GpuAttend, CudaGraphOfPlanAndAttendReplaysWithNewIndicesAndLengths) {
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
+}
+
+TEST(GpuAttend, VariantOutsideThePresetIsRejectedNamingThePreset) {
+  SMLA_REQUIRE_GPU();
+  if (std::string(smla::kernel_preset()) == "all") {
+    GTEST_SKIP() << "this build compiles every variant (preset 'all')";
+  }
+  // The default preset compiles same-format pool pairs only; a mixed pair must be refused
+  // before any launch, with the preset that has it, and nothing written.
+  ProblemSpec s = decode_spec(KvFormat::fp8_ds_mla, 512);
+  s.extra = true;
+  s.k_x = 64;
+  s.extra_kv.format = KvFormat::bf16;
+  Problem p(s);
+  p.poison_outputs();
+  const Problem before = p;
+  DeviceProblem d(p);
+  size_t bytes = 0;
+  const Status sized = attend_workspace_size(d.args(), &bytes);
+  EXPECT_EQ(sized.code(), StatusCode::not_built) << sized.message();
+  const Status st = attend(d.args(), Workspace{});
+  ASSERT_EQ(st.code(), StatusCode::not_built) << st.message();
+  EXPECT_NE(st.message().find("SMLA_KERNEL_PRESET=all"), std::string::npos) << st.message();
+  SMLA_CUDA_ASSERT(cudaDeviceSynchronize());
+  d.download_outputs(p);
+  EXPECT_TRUE(check_outputs_identical(p, before)) << "a refused call wrote its outputs";
 }
 
 TEST(GpuAttend, WorkspaceAndPlanAreSizedByTheSelectionNotThePool) {

@@ -56,11 +56,15 @@ PoolSpec pool_for(const FormatCase& f, int64_t k, Rng& rng) {
   return p;
 }
 
-// A random entry of kFormats holding rows of `d_qk`.
-const FormatCase& format_with_d_qk(int d_qk, Rng& rng) {
+// A random entry of kFormats that can be the extra pool next to `main`: any format of the
+// same d_qk when the build holds every variant (-DSMLA_KERNEL_PRESET=all), else the main
+// pool's own format (the default preset compiles same-format pairs only; int8's two layouts
+// are one format).
+const FormatCase& extra_format_for(const FormatCase& main, Rng& rng) {
+  const bool every_pair = std::string(smla::kernel_preset()) == "all";
   for (;;) {
     const FormatCase& f = kFormats[rng.uniform_int(0, kNumFormats - 1)];
-    if (f.d_qk == d_qk) return f;
+    if (f.d_qk == main.d_qk && (every_pair || f.format == main.format)) return f;
   }
 }
 
@@ -94,7 +98,7 @@ ProblemSpec matrix_spec(int index) {
   while (over()) shrink_selection();
   s.kv = pool_for(f, s.k, rng);
   // The extra pool (V4's sliding window) has a format and block size of its own.
-  const FormatCase& fx = format_with_d_qk(f.d_qk, rng);
+  const FormatCase& fx = extra_format_for(f, rng);
   s.extra_kv = pool_for(fx, s.k_x, rng);
   // Lengths are drawn from [0, k]; adversarial cases add 0, negative and > k lengths and
   // invalid or duplicated indices.

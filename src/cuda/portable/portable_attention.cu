@@ -9,6 +9,7 @@
 #include "cuda/portable/attend_variants.hpp"
 #include "cuda/portable/combine_kernel.hpp"
 #include "cuda/portable/plan_kernel.hpp"
+#include "smla_build_config.hpp"
 #include "cuda/portable/portable_attention.hpp"
 
 namespace smla::portable {
