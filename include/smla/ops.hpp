@@ -95,6 +95,9 @@ Status write_cache(const TensorView& rows, const TensorView& slots, const KvPool
 const char* version();
 // Architectures the CUDA kernels were compiled for ("80;90a"), or "" in a CPU-only build.
 const char* compiled_cuda_architectures();
+// The GPU paths this build holds, ';'-separated ("portable", later "portable;hopper"), or ""
+// in a CPU-only build. Each is compiled for every architecture of the list above.
+const char* compiled_gpu_paths();
 // The kernel preset this build holds ("default" or "all"), or "" in a CPU-only build.
 const char* kernel_preset();
 // Number of CUDA devices usable by smla (0 in a CPU-only build or without a device).

@@ -13,6 +13,7 @@ namespace smla::cuda_backend {
 int device_count();
 const char* compiled_architectures();
 const char* kernel_preset();
+const char* compiled_paths();  // see smla::compiled_gpu_paths
 
 // Fails (unsupported / not_built) unless `device` exists and this build has code for it.
 Status check_device(Device device, const char* op);

@@ -218,6 +218,7 @@ Status write_cache(const TensorView& rows, const TensorView& slots, const KvPool
 const char* version() { return SMLA_VERSION_STRING; }
 const char* compiled_cuda_architectures() { return cuda_backend::compiled_architectures(); }
 const char* kernel_preset() { return cuda_backend::kernel_preset(); }
+const char* compiled_gpu_paths() { return cuda_backend::compiled_paths(); }
 int cuda_device_count() { return cuda_backend::device_count(); }
 
 }  // namespace smla

@@ -127,6 +127,7 @@ int device_count() {
 
 const char* compiled_architectures() { return SMLA_CUDA_ARCHITECTURES_STRING; }
 const char* kernel_preset() { return SMLA_KERNEL_PRESET_STRING; }
+const char* compiled_paths() { return "portable"; }
 
 Status check_device(Device device, const char* op) {
   if (device.kind == DeviceKind::cpu) return Status::success();

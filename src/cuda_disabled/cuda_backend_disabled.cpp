@@ -19,6 +19,7 @@ Status no_cuda(const char* op) {
 int device_count() { return 0; }
 const char* compiled_architectures() { return ""; }
 const char* kernel_preset() { return ""; }
+const char* compiled_paths() { return ""; }
 
 Status check_device(Device device, const char* op) {
   if (device.kind == DeviceKind::cpu) return Status::success();

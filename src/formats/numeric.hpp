@@ -66,6 +66,15 @@ SMLA_HD constexpr uint16_t float_to_bf16_rne(float x) {
   return static_cast<uint16_t>((u + rounding) >> 16);
 }
 
+// Dequantization's bf16(value * scale) with one NaN: a NaN product (a NaN e4m3 code, or a
+// NaN scale read from a poisoned cache row) becomes the canonical bf16 NaN 0x7FC0. Hardware
+// disagrees on which NaN a product yields (x86 keeps an operand's payload and sign, NVIDIA
+// GPUs return 0x7FFFFFFF), so without this the CPU and GPU bytes of a NaN would differ.
+SMLA_HD constexpr uint16_t dequantized_bf16(float product) {
+  if ((float_bits(product) & kF32AbsMask) > kF32InfBits) return 0x7FC0u;
+  return float_to_bf16_rne(product);
+}
+
 // ---- e4m3 (OCP FP8 E4M3FN): 1 sign, 4 exponent bits (bias 7), 3 mantissa bits ------------
 // Largest finite value 448 (0x7E), smallest normal 2^-6 (0x08), subnormal step 2^-9;
 // S.1111.111 is NaN; there is no infinity.

@@ -52,7 +52,7 @@ float encode_e4m3_tile(const uint16_t* in, int n, uint8_t* out) {
 
 // in [n] e4m3 with scale s -> out [n] bf16 = bf16(value * s).
 void decode_e4m3_tile(const uint8_t* in, int n, float s, uint16_t* out) {
-  for (int i = 0; i < n; ++i) out[i] = float_to_bf16_rne(e4m3_to_float(in[i]) * s);
+  for (int i = 0; i < n; ++i) out[i] = dequantized_bf16(e4m3_to_float(in[i]) * s);
 }
 
 void encode_fp8_v32(const KvPool& pool, int64_t slot, const uint16_t* in) {
@@ -140,7 +140,7 @@ void decode_int8_ds_mla(const KvPool& pool, int64_t slot, uint16_t* out) {
   const float s = load_f32(place.scale);
   for (int i = 0; i < L::kValues; ++i) {
     const float v = static_cast<float>(static_cast<int8_t>(place.values[i]));
-    out[i] = float_to_bf16_rne(v * s);
+    out[i] = dequantized_bf16(v * s);
   }
 }
 

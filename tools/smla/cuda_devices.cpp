@@ -58,24 +58,33 @@ CudaDeviceList cuda_devices() {
 
 GpuPaths compiled_gpu_paths() {
   GpuPaths paths;
-  for (const std::string& arch : compiled_arch_list()) {
-    if (arch == "90a") {
-      paths.hopper_compiled = true;
-    } else if (arch.back() != 'a') {
-      paths.portable_compiled = true;
-    }
+  std::istringstream list(smla::compiled_gpu_paths());
+  for (std::string path; std::getline(list, path, ';');) {
+    if (path == "portable") paths.portable_compiled = true;
+    if (path == "hopper") paths.hopper_compiled = true;
   }
   return paths;
 }
 
+// Whether this build has code a device of this compute capability runs: its own architecture
+// (an "a" build runs on exactly that capability), or a lower plain one (cubins run on later
+// minor versions, the embedded PTX on anything newer).
+static bool has_code_for(const CudaDevice& device) {
+  const int cc = device.cc_major * 10 + device.cc_minor;
+  const int lowest = lowest_portable_arch();
+  if (lowest != 0 && cc >= lowest) return true;
+  for (const std::string& arch : compiled_arch_list()) {
+    if (std::stoi(arch) == cc) return true;
+  }
+  return false;
+}
+
 bool hopper_runs_on(const CudaDevice& device) {
-  // sm_90a code runs on compute capability 9.0 exactly: "a" features are not forward-compatible.
   return compiled_gpu_paths().hopper_compiled && device.cc_major == 9 && device.cc_minor == 0;
 }
 
 bool portable_runs_on(const CudaDevice& device) {
-  const int lowest = lowest_portable_arch();
-  return lowest != 0 && device.cc_major * 10 + device.cc_minor >= lowest;
+  return compiled_gpu_paths().portable_compiled && has_code_for(device);
 }
 
 }  // namespace smla::cli

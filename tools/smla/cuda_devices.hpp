@@ -27,8 +27,8 @@ CudaDeviceList cuda_devices();
 // Which GPU paths this build compiled (from smla::compiled_cuda_architectures()) and which
 // of them a device of this compute capability can run.
 struct GpuPaths {
-  bool portable_compiled = false;  // any architecture but sm_90a: mma.sync kernels (+ PTX)
-  bool hopper_compiled = false;    // sm_90a: wgmma / TMA kernels
+  bool portable_compiled = false;  // mma.sync kernels, for every compiled architecture
+  bool hopper_compiled = false;    // wgmma / TMA kernels (sm_90a)
 };
 GpuPaths compiled_gpu_paths();
 bool hopper_runs_on(const CudaDevice& device);

@@ -151,7 +151,7 @@ struct TiledCodec {
       const Vec<Code, kPerLane> in = load_vec<Code, kPerLane>(codes + first);
       Vec<uint16_t, kPerLane> out;
       for (int i = 0; i < kPerLane; ++i) {
-        out.v[i] = fmt::float_to_bf16_rne(__fmul_rn(F::Quant::value(in.v[i]), s));
+        out.v[i] = fmt::dequantized_bf16(__fmul_rn(F::Quant::value(in.v[i]), s));
       }
       store_vec<uint16_t, kPerLane>(row + first, out);
     }

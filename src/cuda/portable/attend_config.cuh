@@ -18,7 +18,7 @@ struct AttendConfig {
   static constexpr int HT = 16 * MT;
   // KV rows per pipeline step: one k16 slice of P·V. With two stages, Q and the dequantized
   // tile, every pair of formats fits the 99 KB of sm_86/89/120 at HT <= 32 (the largest,
-  // d_qk 576 bf16 main with a quantized extra pool at HT = 32, takes 99,456 B).
+  // d_qk 576 bf16 main with a quantized extra pool at HT = 32, takes 100,992 B).
   static constexpr int BN = 16;
   static constexpr int STAGES = 2;
   static constexpr int WARPS = 8;
@@ -67,12 +67,13 @@ struct AttendConfig {
   static constexpr int TILE_OFF = RING_OFF + STAGES * BN * RING_ROW_BYTES;  // [BN][KS] bf16
   static constexpr int SPART_OFF = TILE_OFF + (ANY_CONVERT ? BN * KS * 2 : 0);  // [KSPLIT][HT][BN] f32
   static constexpr int P_OFF = SPART_OFF + KSPLIT * HT * BN * 4;  // [HT][PS] bf16
-  static constexpr int ALPHA_OFF = P_OFF + HT * PS * 2;           // [HT] f32 rescale of O rows
+  static constexpr int P_LO_OFF = P_OFF + HT * PS * 2;           // [HT][PS] bf16 (P - P_hi)
+  static constexpr int ALPHA_OFF = P_LO_OFF + HT * PS * 2;        // [HT] f32 rescale of O rows
   static constexpr int ROWSCALE_OFF = ALPHA_OFF + HT * 4;         // [HT] f32 final O scale
   static constexpr int VALID_OFF = ROWSCALE_OFF + HT * 4;         // [STAGES][BN] i32
   static constexpr int SMEM_BYTES = VALID_OFF + STAGES * BN * 4;
   static_assert(RING_OFF % 16 == 0 && TILE_OFF % 16 == 0 && SPART_OFF % 16 == 0 &&
-                P_OFF % 16 == 0);
+                P_OFF % 16 == 0 && P_LO_OFF % 16 == 0);
   static_assert(MT == 4 || SMEM_BYTES <= 99 * 1024, "HT <= 32 must fit sm_86/89/120");
 };
 

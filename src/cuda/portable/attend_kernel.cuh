@@ -7,8 +7,11 @@
 //      (invalid entries zero-filled, never addressed), overlapping the next step's rows with
 //      this step's math; quantized rows are then dequantized into a bf16 tile,
 //   2. S = Q·K^T with mma.sync m16n8k16 (bf16 in, f32 out), d_qk split over warps,
-//   3. online softmax in the exp2 domain, P rounded to bf16 (as FlashMLA does),
-//   4. O += P·V with d_v = 512 split over the 8 warps (V = first 512 columns of K).
+//   3. online softmax in the exp2 domain; P is split into bf16 hi + lo parts,
+//   4. O += P_hi·V + P_lo·V with d_v = 512 split over the 8 warps (V = first 512 columns of
+//      K). P in bf16 alone (as FlashMLA does) carries a relative error of 2^-9 per weight;
+//      when values of |V| ~ 1 cancel in a sum, that exceeds SPEC's 1e-3 absolute bound on
+//      out. The lo part brings P to ~2^-17 at the price of a second P·V MMA per step.
 // One-pass mode writes the final bf16 out / lse / max_logits; split mode (a plan is given)
 // writes f32 partials per segment for the combine kernel.
 #pragma once
@@ -43,6 +46,7 @@ class AttendCta {
         tile_s_(reinterpret_cast<uint16_t*>(smem + C::TILE_OFF)),
         s_part_(reinterpret_cast<float*>(smem + C::SPART_OFF)),
         p_s_(reinterpret_cast<uint16_t*>(smem + C::P_OFF)),
+        p_lo_s_(reinterpret_cast<uint16_t*>(smem + C::P_LO_OFF)),
         alpha_s_(reinterpret_cast<float*>(smem + C::ALPHA_OFF)),
         row_scale_s_(reinterpret_cast<float*>(smem + C::ROWSCALE_OFF)),
         valid_s_(reinterpret_cast<int32_t*>(smem + C::VALID_OFF)),
@@ -194,8 +198,8 @@ class AttendCta {
     return v;
   }
 
-  // Online softmax of the step's S for this thread's row: P (bf16) and the rescale factor of
-  // the row's O. Invalid entries score -inf whatever their (zeroed) dot product.
+  // Online softmax of the step's S for this thread's row: P (bf16 hi + lo) and the rescale
+  // factor of the row's O. Invalid entries score -inf whatever their (zeroed) dot product.
   __device__ void softmax(int stage) {
     const int r = tid_ / C::TPR;
     const int c0 = (tid_ % C::TPR) * C::CPT;
@@ -219,7 +223,9 @@ class AttendCta {
     for (int j = 0; j < C::CPT; ++j) {
       const float pj = none ? 0.0f : exp2f(s[j] - m_new);
       sum += pj;
-      p_s_[r * C::PS + c0 + j] = fmt::float_to_bf16_rne(pj);
+      const uint16_t hi = fmt::float_to_bf16_rne(pj);
+      p_s_[r * C::PS + c0 + j] = hi;
+      p_lo_s_[r * C::PS + c0 + j] = fmt::float_to_bf16_rne(pj - fmt::bf16_to_float(hi));
     }
     sum = row_reduce(sum, [](float a, float b) { return a + b; });
     row_l_ = row_l_ * alpha + sum;
@@ -227,10 +233,9 @@ class AttendCta {
     if (tid_ % C::TPR == 0) alpha_s_[r] = alpha;
   }
 
-  // O = alpha * O + P·V for this warp's d_v columns.
+  // O = alpha * O + (P_hi + P_lo)·V for this warp's d_v columns.
   __device__ void accumulate(const uint16_t* k_tile) {
     const int g = lane_ / 4;
-    uint32_t a[MT][4];
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
       const float alpha_lo = alpha_s_[m * 16 + g];
@@ -242,7 +247,19 @@ class AttendCta {
         o_[m][n][2] *= alpha_hi;
         o_[m][n][3] *= alpha_hi;
       }
-      ptx::ldmatrix_x4(a[m], p_s_ + (m * 16 + lane_ % 16) * C::PS + (lane_ / 16) * 8);
+    }
+    // One pass per part keeps a single set of P fragments live (registers are tight at
+    // HT = 64); V is read from shared memory once per part.
+    accumulate_part(k_tile, p_s_);
+    accumulate_part(k_tile, p_lo_s_);
+  }
+
+  // O += P·V for one bf16 part P [HT][PS] of the step's weights.
+  __device__ void accumulate_part(const uint16_t* k_tile, const uint16_t* p_part) {
+    uint32_t a[MT][4];
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      ptx::ldmatrix_x4(a[m], p_part + (m * 16 + lane_ % 16) * C::PS + (lane_ / 16) * 8);
     }
     const uint16_t* v_row = k_tile + (lane_ % 8 + ((lane_ / 8) % 2) * 8) * C::KS +
                             warp_ * C::DV_PER_WARP + (lane_ / 16) * 8;
@@ -318,7 +335,8 @@ class AttendCta {
   uint8_t* ring_;        // [STAGES][BN] rows of RING_ROW_BYTES
   uint16_t* tile_s_;     // [BN][KS] bf16 (quantized formats)
   float* s_part_;        // [KSPLIT][HT][BN] f32
-  uint16_t* p_s_;        // [HT][PS] bf16
+  uint16_t* p_s_;        // [HT][PS] bf16: P rounded to bf16
+  uint16_t* p_lo_s_;     // [HT][PS] bf16: P - p_s_, rounded to bf16
   float* alpha_s_;       // [HT]
   float* row_scale_s_;   // [HT]
   int32_t* valid_s_;     // [STAGES][BN]
