@@ -13,6 +13,8 @@ import functools
 import sys
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+from . import _smla
+
 # Any array that speaks DLPack: numpy.ndarray, torch.Tensor, cupy.ndarray, jax.Array ...
 # (an alias for documentation: the extension checks what it gets).
 Array = Any
@@ -38,6 +40,17 @@ def is_torch(a: Any) -> bool:
 def _is_numpy(a: Any) -> bool:
     np = sys.modules.get("numpy")
     return np is not None and isinstance(a, np.ndarray)
+
+
+def _is_cupy(a: Any) -> bool:
+    cupy = sys.modules.get("cupy")
+    return cupy is not None and isinstance(a, cupy.ndarray)
+
+
+def has_views(a: Any) -> bool:
+    """Whether slicing ``a`` gives a view that shares its memory (NumPy, torch, CuPy), so a
+    call can write into part of an output. JAX slices are copies."""
+    return is_torch(a) or _is_numpy(a) or _is_cupy(a)
 
 
 def _is_numpy_bf16(dtype: Any) -> bool:
@@ -71,7 +84,7 @@ def as_core(a: Optional[Any]) -> Optional[Any]:
         if a.element_size() == 1 and a.dtype.is_floating_point:
             return a.view(_torch().uint8)
         return a
-    if _is_numpy(a):
+    if _is_numpy(a) or _is_cupy(a):   # CuPy arrays have NumPy dtypes (and the same limits)
         np = sys.modules["numpy"]
         if _is_numpy_bf16(a.dtype):
             return a.view(np.uint16)
@@ -98,9 +111,11 @@ def bf16_dtype_of(like: Any) -> Any:
         except ImportError:
             return np.dtype(np.uint16)
         return np.dtype(ml_dtypes.bfloat16)
-    cupy = sys.modules.get("cupy")
-    if cupy is not None and isinstance(like, cupy.ndarray):
-        return cupy.uint16   # CuPy has no bfloat16: bf16 bits, as for NumPy
+    if _is_cupy(like):
+        # CuPy has no bfloat16 of its own: bf16 bits in uint16, as for NumPy, unless the
+        # caller's array already holds an ml_dtypes.bfloat16 dtype CuPy accepts.
+        np = sys.modules["numpy"]
+        return like.dtype if _is_numpy_bf16(like.dtype) else np.dtype(np.uint16)
     xp = like.__array_namespace__()
     return getattr(xp, "bfloat16", xp.uint16)
 
@@ -116,16 +131,15 @@ def empty(like: Any, shape: Sequence[int], dtype: str) -> Any:
         return torch.empty(shape, dtype=getattr(torch, _TORCH_DTYPES[dtype]), device=like.device)
     if dtype == "bf16":
         resolved = bf16_dtype_of(like)
-    elif _is_numpy(like):
+    elif _is_numpy(like) or _is_cupy(like):   # CuPy's dtypes are NumPy's
         resolved = sys.modules["numpy"].dtype(_NUMPY_DTYPES[dtype])
     else:
         resolved = getattr(like.__array_namespace__(), _NUMPY_DTYPES[dtype])
     if _is_numpy(like):
         return sys.modules["numpy"].empty(shape, dtype=resolved)
-    cupy = sys.modules.get("cupy")
-    if cupy is not None and isinstance(like, cupy.ndarray):
+    if _is_cupy(like):
         with like.device:
-            return cupy.empty(shape, dtype=resolved)
+            return sys.modules["cupy"].empty(shape, dtype=resolved)
     # Any other Array-API framework (JAX ...): same device as `like`.
     xp = like.__array_namespace__()
     return xp.empty(shape, dtype=resolved, device=like.device)
@@ -156,6 +170,20 @@ def stream_handle(like: Any, stream: Any = None) -> int:
     if cupy is not None and isinstance(like, cupy.ndarray):
         return cupy.cuda.get_current_stream().ptr
     return 0
+
+
+def finish_launch(like: Any, stream: Any = None) -> None:
+    """Called after each launch: waits for it on the host when ``like`` is a CUDA array of a
+    framework smla cannot order with (JAX ...).
+
+    torch and CuPy allocate on the stream smla runs on, so their allocators and later work
+    are ordered after the kernels. JAX runs its work on streams of its own that smla cannot
+    see: without this wait, JAX would hand a freed workspace to other work while the kernel
+    still uses it, and could read outputs before the kernel has written them.
+    """
+    if is_torch(like) or _is_cupy(like) or not is_cuda(like):
+        return
+    _smla.synchronize_stream(stream_handle(like, stream), int(like.__dlpack_device__()[1]))
 
 
 @contextlib.contextmanager

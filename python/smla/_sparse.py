@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-from ._arrays import Array, empty, on_callers_device
+from ._arrays import Array, empty, has_views, on_callers_device
 from ._errors import InvalidArgumentError, argument_names
 from .ops import D_V, Plan, run_attend
 
@@ -77,17 +77,28 @@ def sparse_decode(q: Array, k_cache: Array, indices: Array, softmax_scale: float
     """
     check_decode_shapes(q, indices, extra_indices)
     b, s_q, h_q = (int(s) for s in q.shape[:3])
-    out = empty(q, (b, s_q, h_q, D_V), "bf16")
-    lse = empty(q, (b, h_q, s_q), "f32")
     # One attend per query position: its b tokens are one per request, so the per-request
     # lengths [b] are the per-token lengths as they are, and lse[:, :, i] is a strided
     # [b, h_q] view, which gives FlashMLA's [b, h_q, s_q] layout without a copy. s_q is the
-    # MTP depth (1-4), and every position shares one plan.
+    # MTP depth (1-4), and every position shares one plan. Frameworks whose slices are
+    # copies (JAX) get one output per position, stacked at the end.
+    views = has_views(q)
+    if views:
+        out = empty(q, (b, s_q, h_q, D_V), "bf16")
+        lse = empty(q, (b, h_q, s_q), "f32")
+    outs, lses = [], []
     for i in range(s_q):
+        out_i = out[:, i] if views else empty(q, (b, h_q, D_V), "bf16")
+        lse_i = lse[:, :, i] if views else empty(q, (b, h_q), "f32")
         with argument_names(DECODE_NAMES):
-            run_attend(q[:, i], k_cache, indices[:, i], softmax_scale, out[:, i],
-                       lse[:, :, i], None, plan=plan, stream=stream, format=format,
-                       lengths=topk_length, extra_kv=extra_k_cache, extra_format=extra_format,
+            run_attend(q[:, i], k_cache, indices[:, i], softmax_scale, out_i, lse_i, None,
+                       plan=plan, stream=stream, format=format, lengths=topk_length,
+                       extra_kv=extra_k_cache, extra_format=extra_format,
                        extra_indices=None if extra_indices is None else extra_indices[:, i],
                        extra_lengths=extra_topk_length, sink=attn_sink)
+        outs.append(out_i)
+        lses.append(lse_i)
+    if not views:
+        xp = q.__array_namespace__()
+        out, lse = xp.stack(outs, axis=1), xp.stack(lses, axis=2)
     return out, lse

@@ -3,7 +3,8 @@
 Inputs come from NumPy, torch, CuPy, JAX ... without copies; outputs are new arrays of the
 same framework on the same device as ``q`` (or ``rows``, ``partial_out``), unless the caller
 passes its own through ``out=`` and friends. CPU arrays run the CPU reference backend, CUDA
-arrays a GPU backend on the caller's current stream (see ``smla._arrays.stream_handle``).
+arrays a GPU backend on the caller's current stream (see ``smla._arrays.stream_handle``);
+calls on JAX CUDA arrays wait for their kernels before returning (``finish_launch``).
 
 Shapes and dtypes (T tokens, h_q heads, d_qk 576 or 512, d_v 512):
   q        [T, h_q, d_qk] bf16        indices / extra_indices [T, k] int32 slot ids
@@ -19,7 +20,7 @@ import dataclasses
 from typing import Any, Optional, Tuple
 
 from . import _smla
-from ._arrays import Array, as_core, empty, on_callers_device, stream_handle
+from ._arrays import Array, as_core, empty, finish_launch, on_callers_device, stream_handle
 from ._errors import InvalidArgumentError
 from ._formats import d_qk_of, infer_format, token_bytes
 
@@ -76,6 +77,7 @@ def run_attend(q, kv, indices, scale, out, lse, max_logits, *, plan, stream, **p
     workspace = empty(q, (size,), "u8") if size else None
     call.run(as_core(workspace), plan.core if plan is not None else None,
              stream_handle(q, stream))
+    finish_launch(q, stream)
 
 
 @on_callers_device
@@ -99,7 +101,9 @@ def plan(q: Array, kv: Array, indices: Array, scale: float, *, format: Optional[
                         extra_format=extra_format, extra_kv_scales=extra_kv_scales, sink=sink)
     size = call.plan_size()
     buffer = empty(q, (size,), "u8") if size else None
-    return Plan(call.make_plan(as_core(buffer), stream_handle(q, stream)), buffer)
+    core = call.make_plan(as_core(buffer), stream_handle(q, stream))
+    finish_launch(q, stream)
+    return Plan(core, buffer)
 
 
 @on_callers_device
@@ -163,6 +167,7 @@ def combine(partial_out: Array, partial_lse: Array, *, sink: Optional[Array] = N
         lse = empty(partial_lse, rows, "f32")
     _smla.combine(as_core(partial_out), as_core(partial_lse), as_core(out), lse=as_core(lse),
                   sink=as_core(sink), stream=stream_handle(partial_out, stream))
+    finish_launch(partial_out, stream)
     return out, lse
 
 
@@ -185,6 +190,7 @@ def quantize(rows: Array, format: str, *, block_size: int = 64, cache: Optional[
         cache = empty(rows, (num_blocks, block_size, size), "u8")
     _smla.quantize(as_core(rows), as_core(cache), format, cache_scales=as_core(cache_scales),
                    stream=stream_handle(rows, stream))
+    finish_launch(rows, stream)
     return cache
 
 
@@ -203,6 +209,7 @@ def dequantize(cache: Array, format: str, *, num_rows: Optional[int] = None,
         rows = empty(cache, (n, d_qk), "bf16")
     _smla.dequantize(as_core(cache), format, as_core(rows), cache_scales=as_core(cache_scales),
                      stream=stream_handle(cache, stream))
+    finish_launch(cache, stream)
     return rows
 
 
@@ -218,6 +225,7 @@ def write_cache(rows: Array, slots: Array, cache: Array, format: Optional[str] =
         format = infer_format(cache, int(rows.shape[-1]), cache_scales, "cache")
     _smla.write_cache(as_core(rows), as_core(slots), as_core(cache), format,
                       cache_scales=as_core(cache_scales), stream=stream_handle(rows, stream))
+    finish_launch(rows, stream)
     return cache
 
 

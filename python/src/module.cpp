@@ -10,6 +10,10 @@
 #include "array_views.hpp"
 #include "attend_call.hpp"
 
+#if defined(SMLA_WITH_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
 namespace nb = nanobind;
 using namespace nb::literals;
 
@@ -179,6 +183,39 @@ void bind_info(nb::module_& m) {
   m.def("cuda_device_count", &smla::cuda_device_count);
 }
 
+// Waits on the host until `stream` of CUDA device `device` has finished its work. The
+// Python layer calls it after a launch on arrays of frameworks that have no stream smla can
+// order with (JAX): their allocator would otherwise reuse a workspace the kernel still
+// reads, and their own work would read outputs the kernel has not written yet.
+void bind_synchronize(nb::module_& m) {
+  m.def(
+      "synchronize_stream",
+      [](uintptr_t stream, int device) {
+#if defined(SMLA_WITH_CUDA)
+        cudaError_t error = cudaSuccess;
+        {
+          nb::gil_scoped_release release;
+          int previous = 0;
+          error = cudaGetDevice(&previous);
+          if (error == cudaSuccess && previous != device) error = cudaSetDevice(device);
+          if (error == cudaSuccess) {
+            error = cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(stream));
+          }
+          if (previous != device) cudaSetDevice(previous);
+        }
+        if (error != cudaSuccess) {
+          throw StatusError(Status(StatusCode::cuda_error,
+                                   std::string("stream: synchronizing failed: ") +
+                                       cudaGetErrorString(error)));
+        }
+#else
+        (void)stream;
+        (void)device;  // a CPU-only build launches nothing on a stream
+#endif
+      },
+      "stream"_a, "device"_a);
+}
+
 }  // namespace
 }  // namespace smla::python
 
@@ -189,4 +226,5 @@ NB_MODULE(_smla, m) {
   smla::python::bind_combine(m);
   smla::python::bind_formats(m);
   smla::python::bind_info(m);
+  smla::python::bind_synchronize(m);
 }
