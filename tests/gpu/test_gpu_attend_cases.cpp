@@ -85,6 +85,37 @@ TEST(GpuAttend, AdversarialIndicesAndPoisonedCacheRowsAreNeverRead) {
   }
 }
 
+// h_q <= 8 runs the transposed head tile (heads on the MMA N dimension, 32-row steps): every
+// format, a head count that is not a power of two, both strategies (a decode step splits
+// over the 2048 entries), and N(0,1) data where P's hi/lo split matters.
+TEST(GpuAttend, SmallHeadCountsMatchTheOracleForEveryFormatAndStrategy) {
+  SMLA_REQUIRE_GPU();
+  for (const Pair& pair : kPairs) {
+    for (int h_q : {5, 8}) {
+      ProblemSpec decode = decode_spec(pair.format, pair.d_qk);
+      decode.kv.int8_split = pair.int8_split;
+      decode.h_q = h_q;
+      decode.q_std = decode.kv_std = 1.0f;
+      Problem d(decode);
+      expect_matches_oracle(d);
+
+      ProblemSpec prefill = prefill_spec(pair.format, pair.d_qk);
+      prefill.kv.int8_split = pair.int8_split;
+      prefill.h_q = h_q;
+      prefill.T = 40;
+      prefill.k = 100;
+      prefill.extra = true;
+      prefill.k_x = 37;
+      prefill.extra_kv = prefill.kv;
+      prefill.lengths = prefill.extra_lengths = true;
+      prefill.sink = true;
+      prefill.adversarial = true;
+      Problem f(prefill);
+      expect_matches_oracle(f);
+    }
+  }
+}
+
 TEST(GpuAttend, RowsWithOnlyInvalidEntriesGiveZeroOutAndInfiniteLse) {
   SMLA_REQUIRE_GPU();
   ProblemSpec s;

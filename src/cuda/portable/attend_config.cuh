@@ -15,11 +15,17 @@ struct AttendConfig {
 
   // A CTA owns HT query heads of one token: MT MMA m-tiles of 16 rows. Head counts that are
   // not a multiple of HT leave tail rows that are computed on zero queries and never stored.
-  static constexpr int HT = 16 * MT;
+  // MT = 0 is the transposed small-head tile: KV rows form the MMA M dimension and 8 heads
+  // the N dimension (S^T = K·Q^T, O^T += V^T·P^T), so h_q <= 8 computes no padded rows.
+  static constexpr bool TRANSPOSED = MT == 0;
+  static constexpr int HT = TRANSPOSED ? 8 : 16 * MT;
   // KV rows per pipeline step: one k16 slice of P·V. With two stages, Q and the dequantized
   // tile, every pair of formats fits the 99 KB of sm_86/89/120 at HT <= 32 (the largest,
-  // d_qk 576 bf16 main with a quantized extra pool at HT = 32, takes 100,992 B).
-  static constexpr int BN = 16;
+  // d_qk 576 bf16 main with a quantized extra pool at HT = 32, takes 100,992 B). The
+  // transposed tile takes 32 rows (two m16 tiles of S^T): its softmax gives one column to
+  // each lane of a head's warp, and its Q is 8 rows, so every same-format pair still fits
+  // 99 KB (the largest, fp8_v32, 94,400 B); the mixed pairs of the `all` preset do not.
+  static constexpr int BN = TRANSPOSED ? 32 : 16;
   static constexpr int STAGES = 2;
   static constexpr int WARPS = 8;
   static constexpr int THREADS = WARPS * 32;
@@ -27,7 +33,8 @@ struct AttendConfig {
   // Q·K^T: the S tile [HT, BN] has S_TILES 16x8 MMA tiles. Warp w computes tile
   // (w % S_TILES) over the 1/KSPLIT slice (w / S_TILES) of d_qk; the KSPLIT partial sums meet
   // in shared memory, so a warp holds no Q fragments across steps.
-  static constexpr int S_TILES = MT * (BN / 8);
+  // Transposed: the S^T tile [BN, 8] has BN / 16 m16n8 tiles.
+  static constexpr int S_TILES = TRANSPOSED ? BN / 16 : MT * (BN / 8);
   static constexpr int KSPLIT = WARPS / S_TILES;
   static constexpr int K_CHUNKS = D / 16 / KSPLIT;  // k16 chunks per warp
   static_assert(WARPS % S_TILES == 0, "every warp gets one S tile");
@@ -38,6 +45,11 @@ struct AttendConfig {
   static constexpr int DV_PER_WARP = DV / WARPS;
   static constexpr int DV_TILES = DV_PER_WARP / 8;  // n8 MMA tiles per warp
   static_assert(DV_TILES % 2 == 0, "V fragments are loaded two n-tiles at a time");
+  // O fragments per thread, [O_M][O_N][4] f32: MT m-tiles x DV_TILES n-tiles, or transposed
+  // (O^T [d_v, 8]) DV_PER_WARP / 16 m-tiles of d_v x one n8 tile of heads: 16 registers.
+  static constexpr int O_M = TRANSPOSED ? DV_PER_WARP / 16 : MT;
+  static constexpr int O_N = TRANSPOSED ? 1 : DV_TILES;
+  static_assert(!TRANSPOSED || BN % 16 == 0, "P^T·V^T steps over k16 slices of the rows");
 
   // Online softmax: row r is owned by TPR consecutive lanes, CPT columns each.
   static constexpr int TPR = THREADS / HT;
@@ -74,7 +86,9 @@ struct AttendConfig {
   static constexpr int SMEM_BYTES = VALID_OFF + STAGES * BN * 4;
   static_assert(RING_OFF % 16 == 0 && TILE_OFF % 16 == 0 && SPART_OFF % 16 == 0 &&
                 P_OFF % 16 == 0 && P_LO_OFF % 16 == 0);
-  static_assert(MT == 4 || SMEM_BYTES <= 99 * 1024, "HT <= 32 must fit sm_86/89/120");
+  static_assert(MT == 4 || (TRANSPOSED && ANY_DIRECT && ANY_CONVERT) ||
+                    SMEM_BYTES <= 99 * 1024,
+                "HT <= 32 (and the transposed tile of a same-format pair) must fit sm_86/89/120");
 };
 
 }  // namespace smla::portable

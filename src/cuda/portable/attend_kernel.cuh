@@ -14,6 +14,10 @@
 //      out. The lo part brings P to ~2^-17 at the price of a second P·V MMA per step.
 // One-pass mode writes the final bf16 out / lse / max_logits; split mode (a plan is given)
 // writes f32 partials per segment for the combine kernel.
+// The transposed head tile (MT = 0, h_q <= 8) runs the same steps with the MMA roles of
+// heads and KV rows swapped: S^T = K·Q^T (A = K rows, B = the 8 Q rows) and
+// O^T += V^T·P^T (A = V through ldmatrix.trans, B = P [8 heads][BN]), so a 16x8 MMA tile
+// is 16 KV rows x 8 heads and no MMA row is spent on a padded head.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -60,9 +64,9 @@ class AttendCta {
     __syncthreads();  // the previous item's readers of Q and the row scales are done
     load_q(token, head0);
 #pragma unroll
-    for (int m = 0; m < MT; ++m)
+    for (int m = 0; m < C::O_M; ++m)
 #pragma unroll
-      for (int n = 0; n < C::DV_TILES; ++n)
+      for (int n = 0; n < C::O_N; ++n)
 #pragma unroll
         for (int i = 0; i < 4; ++i) o_[m][n][i] = 0.0f;
     row_m_ = -INFINITY;
@@ -164,14 +168,29 @@ class AttendCta {
     }
   }
 
-  // s_part[kpart][HT][BN] <- this warp's S tile over its d_qk slice.
+  // s_part[kpart][HT][BN] <- this warp's S tile (transposed: S^T tile) over its d_qk slice.
   __device__ void scores(const uint16_t* k_tile) {
+    static_assert(C::QS == C::KS, "Q and K rows swap MMA operands at one stride");
     const int tile = warp_ % C::S_TILES;
     const int kpart = warp_ / C::S_TILES;
-    const int m = tile / (C::BN / 8);
-    const int n = tile % (C::BN / 8);
-    const uint16_t* a_row = q_s_ + (m * 16 + lane_ % 16) * C::QS + (lane_ / 16) * 8;
-    const uint16_t* b_row = k_tile + (n * 8 + lane_ % 8) * C::KS + ((lane_ / 8) % 2) * 8;
+    // A: 16 rows (heads, or KV rows when transposed); B: 8 rows (KV rows, or heads).
+    const uint16_t* a_rows;
+    const uint16_t* b_rows;
+    int m;
+    int n;
+    if constexpr (C::TRANSPOSED) {
+      a_rows = k_tile;
+      b_rows = q_s_;
+      m = tile;
+      n = 0;
+    } else {
+      a_rows = q_s_;
+      b_rows = k_tile;
+      m = tile / (C::BN / 8);
+      n = tile % (C::BN / 8);
+    }
+    const uint16_t* a_row = a_rows + (m * 16 + lane_ % 16) * C::KS + (lane_ / 16) * 8;
+    const uint16_t* b_row = b_rows + (n * 8 + lane_ % 8) * C::KS + ((lane_ / 8) % 2) * 8;
     // Two accumulators break the dependency chain of consecutive MMAs.
     float acc[2][4] = {};
 #pragma unroll
@@ -185,10 +204,20 @@ class AttendCta {
     }
     const int g = lane_ / 4;
     const int col = n * 8 + 2 * (lane_ % 4);
-    float* out = s_part_ + (kpart * C::HT + m * 16 + g) * C::BN + col;
-    *reinterpret_cast<float2*>(out) = make_float2(acc[0][0] + acc[1][0], acc[0][1] + acc[1][1]);
-    *reinterpret_cast<float2*>(out + 8 * C::BN) =
-        make_float2(acc[0][2] + acc[1][2], acc[0][3] + acc[1][3]);
+    if constexpr (C::TRANSPOSED) {
+      // Fragment (row g = KV row, col = head) lands at s_part[kpart][head][row].
+      float* out = s_part_ + (kpart * C::HT + col) * C::BN + m * 16 + g;
+      out[0] = acc[0][0] + acc[1][0];
+      out[C::BN] = acc[0][1] + acc[1][1];
+      out[8] = acc[0][2] + acc[1][2];
+      out[C::BN + 8] = acc[0][3] + acc[1][3];
+    } else {
+      float* out = s_part_ + (kpart * C::HT + m * 16 + g) * C::BN + col;
+      *reinterpret_cast<float2*>(out) =
+          make_float2(acc[0][0] + acc[1][0], acc[0][1] + acc[1][1]);
+      *reinterpret_cast<float2*>(out + 8 * C::BN) =
+          make_float2(acc[0][2] + acc[1][2], acc[0][3] + acc[1][3]);
+    }
   }
 
   template <class Op>
@@ -233,8 +262,16 @@ class AttendCta {
     if (tid_ % C::TPR == 0) alpha_s_[r] = alpha;
   }
 
-  // O = alpha * O + (P_hi + P_lo)·V for this warp's d_v columns.
   __device__ void accumulate(const uint16_t* k_tile) {
+    if constexpr (C::TRANSPOSED) {
+      accumulate_transposed(k_tile);
+    } else {
+      accumulate_heads(k_tile);
+    }
+  }
+
+  // O = alpha * O + (P_hi + P_lo)·V for this warp's d_v columns.
+  __device__ void accumulate_heads(const uint16_t* k_tile) {
     const int g = lane_ / 4;
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
@@ -277,6 +314,39 @@ class AttendCta {
     }
   }
 
+  // O^T [d_v, 8] = alpha * O^T + V^T·(P_hi + P_lo)^T for this warp's d_v rows. The A
+  // fragment (V^T) is read once for both parts; B (P^T) is P [8 heads][PS] read as stored.
+  __device__ void accumulate_transposed(const uint16_t* k_tile) {
+    const int h = 2 * (lane_ % 4);  // heads of fragment columns 0 / 1
+    const float alpha0 = alpha_s_[h];
+    const float alpha1 = alpha_s_[h + 1];
+#pragma unroll
+    for (int t = 0; t < C::O_M; ++t) {
+      o_[t][0][0] *= alpha0;
+      o_[t][0][1] *= alpha1;
+      o_[t][0][2] *= alpha0;
+      o_[t][0][3] *= alpha1;
+    }
+    const int p_off = (lane_ % 8) * C::PS + ((lane_ / 8) % 2) * 8;
+    // .trans matrices (KV rows / d_v): 0 = 0-7 / +0, 1 = 0-7 / +8, 2 = 8-15 / +0, 3 = 8-15 / +8
+    const uint16_t* v_row = k_tile + (lane_ % 8 + (lane_ / 16) * 8) * C::KS +
+                            warp_ * C::DV_PER_WARP + ((lane_ / 8) % 2) * 8;
+#pragma unroll
+    for (int k = 0; k < C::BN / 16; ++k) {
+      uint32_t b_hi[2];
+      uint32_t b_lo[2];
+      ptx::ldmatrix_x2(b_hi, p_s_ + p_off + 16 * k);
+      ptx::ldmatrix_x2(b_lo, p_lo_s_ + p_off + 16 * k);
+#pragma unroll
+      for (int t = 0; t < C::O_M; ++t) {
+        uint32_t a[4];
+        ptx::ldmatrix_x4_trans(a, v_row + 16 * k * C::KS + 16 * t);
+        ptx::mma_m16n8k16_bf16_f32(o_[t][0], a, b_hi);
+        ptx::mma_m16n8k16_bf16_f32(o_[t][0], a, b_lo);
+      }
+    }
+  }
+
   // Normalizes O and writes the item's results (SPEC §1 for the final form; the split form
   // leaves the sink to the combine kernel).
   __device__ void finish(int token, int head0, int segment) {
@@ -304,6 +374,15 @@ class AttendCta {
       }
     }
     __syncthreads();
+    if constexpr (C::TRANSPOSED) {
+      store_transposed(token, head0, segment);
+    } else {
+      store_heads(token, head0, segment);
+    }
+  }
+
+  // The O fragments: rows are heads, two adjacent d_v columns per store.
+  __device__ void store_heads(int token, int head0, int segment) {
     const int g = lane_ / 4;
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
@@ -330,6 +409,31 @@ class AttendCta {
     }
   }
 
+  // The O^T fragments: element (d_v row, head) per value, so every store is one value.
+  __device__ void store_transposed(int token, int head0, int segment) {
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int r = 2 * (lane_ % 4) + j;
+      const int h = head0 + r;
+      if (h >= p_.h_q) continue;
+      const float scale = row_scale_s_[r];
+#pragma unroll
+      for (int t = 0; t < C::O_M; ++t) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int col = warp_ * C::DV_PER_WARP + t * 16 + lane_ / 4 + 8 * half;
+          const float x = o_[t][0][2 * half + j] * scale;
+          if (segment >= 0) {
+            p_.part_out[(int64_t{segment} * p_.h_q + h) * C::DV + col] = x;
+          } else {
+            p_.out[token * p_.out_stride_t + h * p_.out_stride_h + col] =
+                fmt::float_to_bf16_rne(x);
+          }
+        }
+      }
+    }
+  }
+
   const AttendParams& p_;
   uint16_t* q_s_;        // [HT][QS] bf16
   uint8_t* ring_;        // [STAGES][BN] rows of RING_ROW_BYTES
@@ -343,7 +447,9 @@ class AttendCta {
   const int tid_;
   const int warp_;
   const int lane_;
-  float o_[MT][C::DV_TILES][4];  // O rows (m-tile, fragment row) x this warp's d_v columns
+  // O rows (m-tile, fragment row) x this warp's d_v columns; transposed: this warp's d_v
+  // rows (m-tile, fragment row) x the 8 heads.
+  float o_[C::O_M][C::O_N][4];
   float row_m_;  // running max of row tid / TPR (exp2 domain)
   float row_l_;  // running sum of exp2(s - row_m_)
 };
@@ -383,13 +489,14 @@ Status launch_attend(const AttendParams& p, int units, cudaStream_t stream) {
   return cuda_backend::launch_status("attend", "attend_kernel");
 }
 
-// The table entry of one (main, extra) pair: its three head tiles.
+// The table entry of one (main, extra) pair: its four head tiles (8 transposed, 16, 32, 64).
 template <class MainRows, class ExtraRows>
 AttendVariant make_attend_variant() {
   return AttendVariant{
-      {&launch_attend<MainRows, ExtraRows, 1>, &launch_attend<MainRows, ExtraRows, 2>,
-       &launch_attend<MainRows, ExtraRows, 4>},
-      {AttendConfig<MainRows, ExtraRows, 1>::SMEM_BYTES,
+      {&launch_attend<MainRows, ExtraRows, 0>, &launch_attend<MainRows, ExtraRows, 1>,
+       &launch_attend<MainRows, ExtraRows, 2>, &launch_attend<MainRows, ExtraRows, 4>},
+      {AttendConfig<MainRows, ExtraRows, 0>::SMEM_BYTES,
+       AttendConfig<MainRows, ExtraRows, 1>::SMEM_BYTES,
        AttendConfig<MainRows, ExtraRows, 2>::SMEM_BYTES,
        AttendConfig<MainRows, ExtraRows, 4>::SMEM_BYTES}};
 }

@@ -1,7 +1,7 @@
 // The compiled attention kernel variants. A variant is one (d_qk, main format, extra format)
-// pair; each holds its three head tiles (16, 32, 64 heads per CTA). The attend_*.cu files
-// instantiate them (one file per main format, so the build compiles them in parallel); which
-// pairs exist depends on the kernel preset (docs/portable-path.md):
+// pair; each holds its four head tiles (8 transposed, 16, 32, 64 heads per CTA). The
+// attend_*.cu files instantiate them (one file per main format, so the build compiles them
+// in parallel); which pairs exist depends on the kernel preset (docs/portable-path.md):
 //   default: the DeepSeek shapes, extra pool absent or of the main pool's format:
 //            d_qk 576 bf16 / fp8_v32, d_qk 512 bf16 / fp8_ds_mla / int8_ds_mla
 //   all:     every (main, extra) pair of formats with the same d_qk.
@@ -17,15 +17,19 @@ namespace smla::portable {
 
 using AttendLauncher = Status (*)(const AttendParams& params, int units, cudaStream_t stream);
 
-inline constexpr int kHeadTileVariants = 3;  // MT = 1, 2, 4 m-tiles: 16, 32, 64 heads per CTA
+// MT = 0 (transposed: heads on the MMA N dimension), 1, 2, 4 m-tiles: 8, 16, 32, 64 heads.
+inline constexpr int kHeadTileVariants = 4;
 
 struct AttendVariant {
   AttendLauncher launch[kHeadTileVariants];
   int smem_bytes[kHeadTileVariants];
 };
 
-// The head tile index of an MT (1, 2, 4 -> 0, 1, 2).
-constexpr int head_tile_index(int mt) { return mt == 1 ? 0 : (mt == 2 ? 1 : 2); }
+// The head tile index of an MT (0, 1, 2, 4 -> 0, 1, 2, 3).
+constexpr int head_tile_index(int mt) { return mt == 4 ? 3 : mt; }
+
+// Heads per CTA of an MT.
+constexpr int head_tile_heads(int mt) { return mt == 0 ? 8 : 16 * mt; }
 
 // One per main format: the variant of (main, extra), or nullptr when this build lacks it.
 // `extra` is the main format itself when the call has no extra pool.

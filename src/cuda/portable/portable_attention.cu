@@ -25,8 +25,8 @@ size_t align_up(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 // Everything about a call's launch that is decided on the host.
 struct Schedule {
   int32_t strategy = kOnePass;
-  int mt = 1;              // m-tiles per CTA: 16 * mt heads
-  int head_tiles = 1;      // ceil(h_q / (16 * mt))
+  int mt = 1;              // m-tiles per CTA: head_tile_heads(mt) heads (0: transposed 8)
+  int head_tiles = 1;      // ceil(h_q / head_tile_heads(mt))
   int64_t partitions = 0;  // split only
   // Plan::strategy of a plan made for this schedule: the kind, the head tile and the
   // partition count, so attend can reject a plan from another device (another SM count).
@@ -69,19 +69,25 @@ Status lookup_variant(const AttendArgs& a, const AttendVariant** variant) {
 }
 
 // The schedule is a pure function of (T, h_q, k + k_x, the device's SMs and shared memory).
-// Head tile: the smallest of 16/32/64 heads that covers h_q (64 only where its shared memory
-// fits: not on the 99 KB parts), so h_q = 8 or 22 pads to 16 or 32 rows instead of 64.
+// Head tile: the smallest of 8/16/32/64 heads that covers h_q (64 only where its shared
+// memory fits: not on the 99 KB parts), so h_q = 22 pads to 32 rows instead of 64. h_q <= 8
+// takes the transposed tile, which has no padded MMA rows (8 heads are the N dimension);
+// h_q = 9..16 stays on one 16-head tile (two 8-head CTAs would gather every row twice).
+// The transposed tile of a mixed-format pair exceeds 99 KB: there it falls back to 16 heads.
 // Strategy: one pass when the (token, head tile) CTAs fill the GPU or each token has little
 // to do; otherwise split the entries over about two CTAs per SM and combine.
 Schedule make_schedule(const AttendArgs& a, const cuda_backend::DeviceInfo& info,
                        const AttendVariant& variant) {
   Schedule s;
   const int64_t h_q = heads(a);
-  s.mt = h_q <= 16 ? 1 : (h_q <= 32 ? 2 : 4);
-  if (s.mt == 4 && variant.smem_bytes[head_tile_index(4)] > info.max_smem_per_block_optin) {
-    s.mt = 2;
-  }
-  s.head_tiles = static_cast<int>((h_q + 16 * s.mt - 1) / (16 * s.mt));
+  s.mt = h_q <= 8 ? 0 : (h_q <= 16 ? 1 : (h_q <= 32 ? 2 : 4));
+  const auto fits = [&](int mt) {
+    return variant.smem_bytes[head_tile_index(mt)] <= info.max_smem_per_block_optin;
+  };
+  if (s.mt == 4 && !fits(4)) s.mt = 2;
+  if (s.mt == 0 && !fits(0)) s.mt = 1;
+  const int ht = head_tile_heads(s.mt);
+  s.head_tiles = static_cast<int>((h_q + ht - 1) / ht);
   const int64_t entries = topk(a) + extra_topk(a);
   const int64_t ctas = tokens(a) * s.head_tiles;
   const int64_t target_ctas = 2 * int64_t{info.sm_count};
