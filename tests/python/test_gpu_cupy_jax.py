@@ -263,8 +263,8 @@ def _put(jx, a):
 def _host(a):
     return np.asarray(a)
 
-# Pool pairs of the default kernel preset.
 
+# Pool pairs of the default kernel preset.
 @pytest.mark.parametrize("d_qk,main_format,extra_format",
                          [(576, "fp8_v32", "fp8_v32"), (512, "fp8_ds_mla", "fp8_ds_mla")])
 def test_jax_attend(jx, rng, d_qk, main_format, extra_format):
