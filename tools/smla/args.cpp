@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -70,6 +71,11 @@ const OptionSpec* Args::find(const std::string& name) const {
     if (name == option.name) return &option;
   }
   return nullptr;
+}
+
+bool Args::print_help_if_asked() const {
+  if (help_) std::printf("%s", help_text().c_str());
+  return help_;
 }
 
 std::string Args::help_text() const {

@@ -33,6 +33,8 @@ class Args {
   Args(const CommandSpec& spec, const std::vector<std::string>& argv);
 
   bool help() const { return help_; }
+  // With --help, prints the command's help and returns true: the command then exits 0.
+  bool print_help_if_asked() const;
   bool json() const { return json_; }
   std::string help_text() const;
 

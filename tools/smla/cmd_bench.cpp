@@ -52,10 +52,7 @@ BenchReport run(const BenchOptions& options) {
 
 int bench_command(const std::vector<std::string>& argv) {
   const Args args(kSpec, argv);
-  if (args.help()) {
-    std::printf("%s", args.help_text().c_str());
-    return kExitOk;
-  }
+  if (args.print_help_if_asked()) return kExitOk;
   BenchOptions options;
   options.rows = parse_rows(args);
   options.reps = static_cast<int>(args.integer("--reps", 0, 1, 10000));

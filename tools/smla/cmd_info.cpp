@@ -26,10 +26,7 @@ const char* or_none(const char* text) { return text[0] != '\0' ? text : "(none: 
 
 int info_command(const std::vector<std::string>& argv) {
   const Args args(kSpec, argv);
-  if (args.help()) {
-    std::printf("%s", args.help_text().c_str());
-    return kExitOk;
-  }
+  if (args.print_help_if_asked()) return kExitOk;
   const CudaDeviceList list = cuda_devices();
   const GpuPaths paths = compiled_gpu_paths();
   bool portable_usable = false, hopper_usable = false;

@@ -27,13 +27,9 @@ const CommandSpec kSpec{
 
 int quantize_command(const std::vector<std::string>& argv) {
   const Args args(kSpec, argv);
-  if (args.help()) {
-    std::printf("%s", args.help_text().c_str());
-    return kExitOk;
-  }
+  if (args.print_help_if_asked()) return kExitOk;
   const KvFormat format = format_option(args, "--format");
-  const int32_t block_size =
-      static_cast<int32_t>(args.required_integer("--block-size", 1, 1 << 20));
+  const int32_t block_size = block_size_option(args);
   const std::string& rows_path = args.positional()[0];
   const std::string& cache_path = args.positional()[1];
 

@@ -56,14 +56,10 @@ TensorView optional_view(std::optional<NpyInput>& input) {
 
 int run_command(const std::vector<std::string>& argv) {
   const Args args(kSpec, argv);
-  if (args.help()) {
-    std::printf("%s", args.help_text().c_str());
-    return kExitOk;
-  }
+  if (args.print_help_if_asked()) return kExitOk;
   // Parse every option before reading any file: a usage error must not depend on file contents.
   const KvFormat format = format_option(args, "--format");
-  const int32_t block_size =
-      static_cast<int32_t>(args.required_integer("--block-size", 1, 1 << 20));
+  const int32_t block_size = block_size_option(args);
   const float scale = static_cast<float>(args.real("--scale"));
   const std::string out_path = args.required("--out");
   const bool has_extra = args.flag("--extra-cache");

@@ -62,6 +62,10 @@ KvFormat format_option(const Args& args, const char* name) {
   return format;
 }
 
+int32_t block_size_option(const Args& args) {
+  return static_cast<int32_t>(args.required_integer("--block-size", 1, 1 << 20));
+}
+
 KvPool cache_pool(NpyInput& cache, KvFormat format, int32_t block_size, int d_qk) {
   if (!format_supports_d_qk(format, d_qk)) {
     throw failure(std::string("format ") + format_name(format) + " cannot hold rows of d_qk " +

@@ -32,6 +32,8 @@ TensorView view_of(NpyArray& array);
 
 // Parses a --format style option value; a usage error lists the valid names.
 KvFormat format_option(const Args& args, const char* name);
+// The --block-size option: slots per pool block, 1 .. 2^20.
+int32_t block_size_option(const Args& args);
 
 // The pool held by a uint8 [num_blocks, block_bytes] cache file, where block_bytes must be
 // the packed block size of `format` for rows of `d_qk` and `block_size` slots.
