@@ -9,19 +9,7 @@ pytest.importorskip("ml_dtypes", reason="NumPy has no bfloat16 without ml_dtypes
 
 import reference  # noqa: E402
 import smla  # noqa: E402
-from workloads import FORMATS_BY_D_QK, make_rows  # noqa: E402
-
-
-def _payload(cache, format, block_size):
-    """The bytes SPEC §2 defines, per block (pad bytes of fp8_ds_mla and int8 dropped)."""
-    flat = np.asarray(cache).reshape(cache.shape[0], -1)
-    if format == "fp8_ds_mla":
-        data = flat[:, :block_size * 576]
-        scales = flat[:, block_size * 576:block_size * 584].reshape(-1, block_size, 8)[..., :7]
-        return np.concatenate([data, scales.reshape(cache.shape[0], -1)], axis=1)
-    if format == "int8_ds_mla":
-        return flat.reshape(cache.shape[0], block_size, 528)[..., :516]
-    return flat
+from workloads import FORMATS_BY_D_QK, make_rows, spec_payload  # noqa: E402
 
 
 @pytest.mark.parametrize("format,d_qk", FORMATS_BY_D_QK)
@@ -36,8 +24,8 @@ def test_quantize_is_byte_exact_and_dequantize_inverts_it(rng, format, d_qk):
     assert cache.dtype == np.uint8
     assert cache.shape == (3, block_size, reference.FORMAT_TOKEN_BYTES[(format, d_qk)])
     expected = reference.quantize_cache(rows, format, block_size)
-    assert np.array_equal(_payload(cache, format, block_size),
-                          _payload(expected, format, block_size))
+    assert np.array_equal(spec_payload(cache, format, block_size),
+                          spec_payload(expected, format, block_size))
 
     back = smla.dequantize(cache, format)
     assert back.shape == (3 * block_size, d_qk) and back.dtype == reference.BF16

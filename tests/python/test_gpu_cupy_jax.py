@@ -25,7 +25,7 @@ import reference  # noqa: E402
 import smla  # noqa: E402
 from smla.flash_mla import (  # noqa: E402
     flash_mla_sparse_fwd, flash_mla_with_kvcache, get_mla_metadata)
-from workloads import make_indices, make_pool, make_q, make_rows  # noqa: E402
+from workloads import make_indices, make_pool, make_q, make_rows, spec_payload  # noqa: E402
 
 BF16 = reference.BF16
 JAX_PLATFORM = os.environ.get("SMLA_TEST_JAX_PLATFORM", "gpu")
@@ -40,18 +40,6 @@ def _bits(a):
 
 def _bf16_of_bits(a):
     return np.ascontiguousarray(a).view(BF16)
-
-
-def _payload(cache, format, block_size):
-    """The bytes SPEC §2 defines (the unspecified pad bytes of fp8_ds_mla/int8 dropped)."""
-    flat = np.asarray(cache).reshape(cache.shape[0], -1)
-    if format == "fp8_ds_mla":
-        data = flat[:, :block_size * 576]
-        scales = flat[:, block_size * 576:block_size * 584].reshape(-1, block_size, 8)[..., :7]
-        return np.concatenate([data, scales.reshape(cache.shape[0], -1)], axis=1)
-    if format == "int8_ds_mla":
-        return flat.reshape(cache.shape[0], block_size, 528)[..., :516]
-    return flat
 
 
 def _check_attention(got, ref, names=("out", "lse", "max_logits")):
@@ -111,8 +99,8 @@ def test_cupy_quantize_dequantize_write_cache(cp, rng, format, d_qk):
 
     assert isinstance(cache, cp.ndarray) and cache.dtype == cp.uint8
     expected = reference.quantize_cache(rows, format, block_size)
-    assert np.array_equal(_payload(cp.asnumpy(cache), format, block_size),
-                          _payload(expected, format, block_size))
+    assert np.array_equal(spec_payload(cp.asnumpy(cache), format, block_size),
+                          spec_payload(expected, format, block_size))
 
     back = smla.dequantize(cache, format)
     assert isinstance(back, cp.ndarray) and back.dtype == cp.uint16
@@ -135,25 +123,44 @@ def test_cupy_quantize_dequantize_write_cache(cp, rng, format, d_qk):
 
 # Pool pairs of the default kernel preset (same format in both pools; mixed pairs need
 # -DSMLA_KERNEL_PRESET=all).
-@pytest.mark.parametrize("d_qk,main_format,extra_format",
-                         [(576, "fp8_v32", "fp8_v32"), (512, "fp8_ds_mla", "fp8_ds_mla")])
+ATTEND_CASES = [(576, "fp8_v32", "fp8_v32"), (512, "fp8_ds_mla", "fp8_ds_mla")]
+
+
+class AttendInputs:
+    """Host inputs of one attend with every optional argument (6 tokens, 64 heads, both
+    pools, lengths including 0 and past k, a sink) and its float64 reference."""
+
+    def __init__(self, rng, d_qk, main_format, extra_format):
+        self.t_count, self.h_q = 6, 64
+        self.main, k_main = make_pool(rng, main_format, d_qk, num_blocks=4, block_size=64)
+        self.extra, k_extra = make_pool(rng, extra_format, d_qk, num_blocks=2, block_size=64)
+        self.q = make_q(rng, self.t_count, self.h_q, d_qk)
+        self.idx = make_indices(rng, self.t_count, 96, k_main.shape[0])
+        self.idx_x = make_indices(rng, self.t_count, 32, k_extra.shape[0])
+        self.lengths = np.array([96, 0, 40, 200, 1, 77], np.int32)
+        self.lengths_x = np.array([32, 5, 0, 32, 17, 9], np.int32)
+        self.sink = rng.standard_normal(self.h_q).astype(np.float32)
+        self.scale = d_qk ** -0.5
+        self.ref = reference.attend(self.q.astype(np.float32), k_main, self.idx, self.scale,
+                                    self.lengths, k_extra, self.idx_x, self.lengths_x,
+                                    self.sink)
+
+    def rest(self):
+        """The arrays after q, in smla.attend's order: kv, indices, lengths, extra_kv,
+        extra_indices, extra_lengths, sink."""
+        return (self.main, self.idx, self.lengths, self.extra, self.idx_x, self.lengths_x,
+                self.sink)
+
+
+@pytest.mark.parametrize("d_qk,main_format,extra_format", ATTEND_CASES)
 def test_cupy_attend_on_the_current_stream(cp, rng, d_qk, main_format, extra_format):
     """attend with every optional input, inside ``with stream:``: q is written on that
     stream behind milliseconds of work, so an attend on any other stream would read it
     before it is written."""
-    t_count, h_q = 6, 64
-    main, k_main = make_pool(rng, main_format, d_qk, num_blocks=4, block_size=64)
-    extra, k_extra = make_pool(rng, extra_format, d_qk, num_blocks=2, block_size=64)
-    q = make_q(rng, t_count, h_q, d_qk)
-    idx = make_indices(rng, t_count, 96, k_main.shape[0])
-    idx_x = make_indices(rng, t_count, 32, k_extra.shape[0])
-    lengths = np.array([96, 0, 40, 200, 1, 77], np.int32)
-    lengths_x = np.array([32, 5, 0, 32, 17, 9], np.int32)
-    sink = rng.standard_normal(h_q).astype(np.float32)
-    scale = d_qk ** -0.5
-
-    args = [cp.asarray(a) for a in (main, idx, lengths, extra, idx_x, lengths_x, sink)]
-    q_src = cp.asarray(_bits(q))
+    x = AttendInputs(rng, d_qk, main_format, extra_format)
+    t_count, h_q, scale = x.t_count, x.h_q, x.scale
+    args = [cp.asarray(a) for a in x.rest()]
+    q_src = cp.asarray(_bits(x.q))
     cp.cuda.Device().synchronize()
     stream = cp.cuda.Stream(non_blocking=True)
     q_dev = _copy_behind_busy_work(cp, stream, q_src)
@@ -165,10 +172,8 @@ def test_cupy_attend_on_the_current_stream(cp, rng, d_qk, main_format, extra_for
 
     assert isinstance(out, cp.ndarray) and out.dtype == cp.uint16   # bf16 bits, like q
     assert out.shape == (t_count, h_q, 512) and lse.dtype == cp.float32
-    ref = reference.attend(q.astype(np.float32), k_main, idx, scale, lengths, k_extra, idx_x,
-                           lengths_x, sink)
     _check_attention((_bf16_of_bits(cp.asnumpy(out)), cp.asnumpy(lse),
-                      cp.asnumpy(max_logits)), ref)
+                      cp.asnumpy(max_logits)), x.ref)
 
     # A plan made on the same stream and reused gives the same bits.
     with stream:
@@ -264,37 +269,24 @@ def _host(a):
     return np.asarray(a)
 
 
-# Pool pairs of the default kernel preset.
-@pytest.mark.parametrize("d_qk,main_format,extra_format",
-                         [(576, "fp8_v32", "fp8_v32"), (512, "fp8_ds_mla", "fp8_ds_mla")])
+@pytest.mark.parametrize("d_qk,main_format,extra_format", ATTEND_CASES)
 def test_jax_attend(jx, rng, d_qk, main_format, extra_format):
     jax, jnp, device = jx
-    t_count, h_q = 6, 64
-    main, k_main = make_pool(rng, main_format, d_qk, num_blocks=4, block_size=64)
-    extra, k_extra = make_pool(rng, extra_format, d_qk, num_blocks=2, block_size=64)
-    q = make_q(rng, t_count, h_q, d_qk)
-    idx = make_indices(rng, t_count, 96, k_main.shape[0])
-    idx_x = make_indices(rng, t_count, 32, k_extra.shape[0])
-    lengths = np.array([96, 0, 40, 200, 1, 77], np.int32)
-    lengths_x = np.array([32, 5, 0, 32, 17, 9], np.int32)
-    sink = rng.standard_normal(h_q).astype(np.float32)
-    scale = d_qk ** -0.5
+    x = AttendInputs(rng, d_qk, main_format, extra_format)
 
     # q comes out of a JAX computation still in flight when smla reads it.
-    q_dev = jnp.asarray(_put(jx, q.astype(np.float32)), jnp.float32).astype(jnp.bfloat16)
+    q_dev = jnp.asarray(_put(jx, x.q.astype(np.float32)), jnp.float32).astype(jnp.bfloat16)
+    kv, idx, lengths, extra, idx_x, lengths_x, sink = (_put(jx, a) for a in x.rest())
     out, lse, max_logits = smla.attend(
-        q_dev, _put(jx, main), _put(jx, idx), scale, lengths=_put(jx, lengths),
-        extra_kv=_put(jx, extra), extra_indices=_put(jx, idx_x),
-        extra_lengths=_put(jx, lengths_x), sink=_put(jx, sink))
+        q_dev, kv, idx, x.scale, lengths=lengths, extra_kv=extra, extra_indices=idx_x,
+        extra_lengths=lengths_x, sink=sink)
 
     assert isinstance(out, jax.Array) and out.dtype == jnp.bfloat16
     assert out.devices() == {device} and lse.devices() == {device}
-    assert out.shape == (t_count, h_q, 512) and lse.dtype == jnp.float32
-    ref = reference.attend(q.astype(np.float32), k_main, idx, scale, lengths, k_extra, idx_x,
-                           lengths_x, sink)
+    assert out.shape == (x.t_count, x.h_q, 512) and lse.dtype == jnp.float32
     # JAX work right after the call sees the results smla wrote.
     doubled = jax.jit(lambda o, s: (o.astype(jnp.float32) * 2, s + 1))(out, lse)
-    _check_attention((_host(out), _host(lse), _host(max_logits)), ref)
+    _check_attention((_host(out), _host(lse), _host(max_logits)), x.ref)
     assert np.array_equal(_host(doubled[0]), _host(out).astype(np.float32) * 2)
     assert np.array_equal(_host(doubled[1]), _host(lse) + 1)
 
@@ -305,8 +297,8 @@ def test_jax_formats(jx, rng):
     cache = smla.quantize(_put(jx, rows), "fp8_ds_mla", block_size=32)
     assert cache.dtype == jnp.uint8 and cache.shape == (2, 32, 584)
     expected = reference.quantize_cache(rows, "fp8_ds_mla", 32)
-    assert np.array_equal(_payload(_host(cache), "fp8_ds_mla", 32),
-                          _payload(expected, "fp8_ds_mla", 32))
+    assert np.array_equal(spec_payload(_host(cache), "fp8_ds_mla", 32),
+                          spec_payload(expected, "fp8_ds_mla", 32))
     back = smla.dequantize(cache, "fp8_ds_mla")
     assert back.dtype == jnp.bfloat16
     assert np.array_equal(_host(back).astype(np.float32),

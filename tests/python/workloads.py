@@ -36,3 +36,16 @@ def make_indices(rng, t_count, k, slots):
 
 def make_q(rng, t_count, h_q, d_qk):
     return reference.bf16(rng.standard_normal((t_count, h_q, d_qk)))
+
+
+def spec_payload(cache, format, block_size):
+    """The bytes SPEC §2 defines in a [num_blocks, ...] uint8 cache, per block: the pad
+    bytes of fp8_ds_mla and int8_ds_mla tokens, which no format fixes, are dropped."""
+    flat = np.asarray(cache).reshape(cache.shape[0], -1)
+    if format == "fp8_ds_mla":
+        data = flat[:, :block_size * 576]
+        scales = flat[:, block_size * 576:block_size * 584].reshape(-1, block_size, 8)[..., :7]
+        return np.concatenate([data, scales.reshape(cache.shape[0], -1)], axis=1)
+    if format == "int8_ds_mla":
+        return flat.reshape(cache.shape[0], block_size, 528)[..., :516]
+    return flat
