@@ -9,19 +9,18 @@
 
 #include <cuda_runtime.h>
 
+#include "cuda/portable/attend_host.hpp"
 #include "cuda/portable/attend_params.hpp"
 #include "smla/format.hpp"
 #include "smla/status.hpp"
 
 namespace smla::portable {
 
-using AttendLauncher = Status (*)(const AttendParams& params, int units, cudaStream_t stream);
-
 // MT = 0 (transposed: heads on the MMA N dimension), 1, 2, 4 m-tiles: 8, 16, 32, 64 heads.
 inline constexpr int kHeadTileVariants = 4;
 
 struct AttendVariant {
-  AttendLauncher launch[kHeadTileVariants];
+  AttendLaunch launch[kHeadTileVariants];
   int smem_bytes[kHeadTileVariants];
 };
 
