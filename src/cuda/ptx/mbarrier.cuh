@@ -1,0 +1,39 @@
+// mbarrier wrappers (sm_90): shared-memory barriers with an arrival count and a phase bit,
+// the hand-off between the producer and the consumer warpgroups of the Hopper kernels.
+// A barrier completes a phase when `count` arrivals have happened; waiting on parity P returns
+// once the phase with that parity has completed (on a fresh barrier, parity 1 counts as the
+// phase before the first, so waiting on it returns at once).
+#pragma once
+
+#include <cstdint>
+
+#include "cuda/ptx/ldmatrix.cuh"  // smem_u32
+
+namespace smla::ptx {
+
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count)
+               : "memory");
+}
+
+// Arrives once, with release semantics: this thread's earlier writes are visible to a thread
+// whose wait observes the phase completing.
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+  asm volatile(
+      "{\n.reg .b64 state;\n"
+      "mbarrier.arrive.release.cta.shared::cta.b64 state, [%0];\n}\n" ::"r"(smem_u32(bar))
+      : "memory");
+}
+
+// Spins until the phase of parity `parity` has completed (acquire semantics).
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred done;\n"
+      "wait_%=:\n"
+      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_%=;\n}\n" ::"r"(smem_u32(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+}  // namespace smla::ptx
