@@ -1,0 +1,554 @@
+// The Hopper sparse-MLA attention kernel (sm_90a): written once, instantiated per (main rows,
+// extra rows) by the attend_*.cu files of this directory.
+//
+// A CTA computes 64 heads of one token over a range of that token's selected entries (main
+// pool first, then extra pool), 64 entries per step, with three warpgroups:
+//   producer (warpgroup 0, registers cut to 56): per item, Q into a swizzled tile (cp.async);
+//     per step, the 64 selected rows into a two-stage ring of swizzled bf16 tiles: bf16 rows
+//     by cp.async, quantized rows loaded into registers, dequantized and stored. Invalid
+//     entries become zero rows and are flagged. The step is handed over on an mbarrier.
+//   consumers (warpgroups 1 and 2, registers raised to 224): consumer c computes
+//     S[:, 32c : 32c + 32] = Q·K^T with wgmma (both operands in shared memory), the two
+//     exchange row maxima through shared memory (online softmax in the exp2 domain), write P
+//     as bf16 into a shared tile, and each accumulates O[:, 256c : 256c + 256] += P·V with
+//     wgmma (V is the K tile read MN-major: no transposed copy). When a step's V holds a value
+//     of magnitude >= 0.5, P's bf16 rounding error could exceed SPEC's bound, and the step
+//     also adds (P - bf16(P))·V (HopperConfig::LARGE_V_BF16X2).
+// One-pass mode writes the final bf16 out / lse / max_logits; split mode (a plan is given)
+// writes f32 partials per segment for the portable combine kernel. The results are a pure
+// function of the inputs and the plan: every sum runs in a fixed order.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/hopper/attend_config.cuh"
+#include "cuda/hopper/attend_variants.hpp"
+#include "cuda/hopper/kv_groups.cuh"
+#include "cuda/portable/attend_params.hpp"
+#include "cuda/ptx/cp_async.cuh"
+#include "cuda/ptx/mbarrier.cuh"
+#include "cuda/ptx/warpgroup.cuh"
+#include "cuda/ptx/wgmma.cuh"
+
+namespace smla::hopper {
+
+using portable::AttendParams;
+using portable::SelectionView;
+using portable::Segment;
+using portable::used_entries;
+
+inline constexpr float kLn2 = 0.6931471805599453f;
+
+// The shared state of a CTA, carved out of dynamic shared memory per HopperConfig.
+template <class C>
+struct SharedState {
+  __device__ explicit SharedState(uint8_t* base)
+      : q(base + C::Q_OFF),
+        stages(base + C::STAGE_OFF),
+        p(base + C::P_OFF),
+        row_max(reinterpret_cast<float*>(base + C::ROWMAX_OFF)),
+        row_sum(reinterpret_cast<float*>(base + C::ROWSUM_OFF)),
+        valid(base + C::VALID_OFF),
+        large(reinterpret_cast<uint32_t*>(base + C::LARGE_OFF)),
+        bars(reinterpret_cast<uint64_t*>(base + C::BAR_OFF)) {}
+
+  __device__ uint8_t* stage(int s) const { return stages + s * C::TILE_BYTES; }
+  __device__ uint64_t* full(int s) const { return bars + C::BAR_FULL + s; }
+  __device__ uint64_t* empty(int s) const { return bars + C::BAR_EMPTY + s; }
+  __device__ uint64_t* q_full() const { return bars + C::BAR_Q_FULL; }
+  __device__ uint64_t* q_empty() const { return bars + C::BAR_Q_EMPTY; }
+
+  uint8_t* q;           // [HT][D] bf16, swizzled blocks
+  uint8_t* stages;      // [STAGES][BN][D] bf16, swizzled blocks
+  uint8_t* p;           // [HT][BN] bf16, one swizzled block
+  float* row_max;       // [CONSUMERS][HT]
+  float* row_sum;       // [CONSUMERS][HT]
+  uint8_t* valid;       // [STAGES][BN]
+  uint32_t* large;      // [STAGES][4]: per producer warp, "a V value of magnitude >= 0.5"
+  uint64_t* bars;
+};
+
+// Byte offset of 16-byte group `chunk` of row `row` in a swizzled [rows][D] tile.
+__device__ __forceinline__ uint32_t tile_chunk_offset(int row, int chunk) {
+  return static_cast<uint32_t>((chunk >> 3) * (64 * 128)) +
+         ptx::sw128_offset(row, (chunk & 7) * 8);
+}
+
+// Whether any of the 8 bf16 values has magnitude >= 0.5 (or is NaN / inf).
+template <class C>
+__device__ __forceinline__ bool has_large_value(const uint4& v) {
+  const uint32_t m = 0x7FFF7FFFu;
+  return (__vcmpgeu2(v.x & m, C::LARGE_V_BF16X2) | __vcmpgeu2(v.y & m, C::LARGE_V_BF16X2) |
+          __vcmpgeu2(v.z & m, C::LARGE_V_BF16X2) | __vcmpgeu2(v.w & m, C::LARGE_V_BF16X2)) != 0;
+}
+
+// The entries [lo, hi) of a token's concatenated list split into its main and extra ranges.
+struct ItemRanges {
+  int main_lo, main_hi, extra_lo, extra_hi;
+  __device__ ItemRanges(const AttendParams& p, int token, int lo, int hi) {
+    const int n_main = used_entries(p.main_sel, token);
+    main_lo = lo;
+    main_hi = min(hi, n_main);
+    extra_lo = max(lo, n_main) - n_main;
+    extra_hi = hi - n_main;
+  }
+  template <int BN>
+  __device__ static int steps(int lo, int hi) {
+    return lo < hi ? (hi - lo + BN - 1) / BN : 0;
+  }
+};
+
+// Calls f(token, lo, hi, segment) for each work item of CTA unit `unit`, in order: one token
+// (one-pass) or the segments of a plan partition (split).
+template <class F>
+__device__ void for_each_item(const AttendParams& p, int unit, F&& f) {
+  if (p.plan.segments == nullptr) {
+    f(unit, 0, used_entries(p.main_sel, unit) + used_entries(p.extra_sel, unit), -1);
+    return;
+  }
+  const int end = p.plan.part_seg_begin[unit + 1];
+  for (int s = p.plan.part_seg_begin[unit]; s < end; ++s) {
+    const Segment seg = p.plan.segments[s];
+    f(seg.token, seg.lo, seg.hi, s);
+  }
+}
+
+// ---- producer warpgroup ----------------------------------------------------------------------
+template <class MainRows, class ExtraRows>
+class Producer {
+  using C = HopperConfig<MainRows, ExtraRows>;
+
+ public:
+  __device__ Producer(const AttendParams& p, const SharedState<C>& s)
+      : p_(p), s_(s), warp_(static_cast<int>(threadIdx.x) / 32), lane_(threadIdx.x % 32) {}
+
+  __device__ void run_item(int token, int head0, int lo, int hi) {
+    load_q(token, head0);
+    const ItemRanges r(p_, token, lo, hi);
+    if (r.main_lo < r.main_hi) {
+      produce_range<MainRows>(p_.main, p_.main_sel.idx + token * p_.main_sel.idx_stride,
+                              r.main_lo, r.main_hi);
+    }
+    if (r.extra_lo < r.extra_hi) {
+      produce_range<ExtraRows>(p_.extra, p_.extra_sel.idx + token * p_.extra_sel.idx_stride,
+                               r.extra_lo, r.extra_hi);
+    }
+    ++item_;
+  }
+
+ private:
+  // Q rows head0 + [0, 64) of `token` (zeros past h_q), once the previous item's S is done.
+  __device__ void load_q(int token, int head0) {
+    ptx::mbarrier_wait(s_.q_empty(), (item_ & 1) ^ 1);
+    const uint16_t* q_token = p_.q + token * p_.q_stride_t;
+#pragma unroll 1
+    for (int rr = 0; rr < 16; ++rr) {
+      const int row = warp_ * 16 + rr;
+      const bool valid = head0 + row < p_.h_q;
+      const uint16_t* src = valid ? q_token + (head0 + row) * p_.q_stride_h : p_.q;
+#pragma unroll
+      for (int chunk = lane_; chunk < C::CHUNKS; chunk += 32) {
+        ptx::cp_async_cg_16_zfill(s_.q + tile_chunk_offset(row, chunk),
+                                  valid ? src + 8 * chunk : src, valid);
+      }
+    }
+    ptx::cp_async_commit_group();
+    ptx::cp_async_wait_group<0>();
+    ptx::fence_proxy_async_shared();
+    ptx::mbarrier_arrive(s_.q_full());
+  }
+
+  template <class Rows>
+  __device__ void produce_range(const portable::PoolView& pool, const int32_t* idx, int lo,
+                                int hi) {
+    const int steps = ItemRanges::steps<C::BN>(lo, hi);
+#pragma unroll 1
+    for (int i = 0; i < steps; ++i) produce_step<Rows>(pool, idx, lo + i * C::BN, hi);
+  }
+
+  // Fills the ring stage of the next step with entries [base, base + 64) of the list. Warp w
+  // fills rows [16w, 16w + 16); lane l < 16 resolves row 16w + l's slot and addresses.
+  template <class Rows>
+  __device__ void produce_step(const portable::PoolView& pool, const int32_t* idx, int base,
+                               int hi) {
+    const int stage = step_ % C::STAGES;
+    ptx::mbarrier_wait(s_.empty(stage), ((step_ / C::STAGES) & 1) ^ 1);
+    uint8_t* tile = s_.stage(stage);
+
+    const int my_row = warp_ * 16 + lane_ % 16;
+    const int e = base + lane_ % 16;
+    // Compared, never offset: every int32 slot id is safe.
+    const int32_t slot = e < hi ? idx[e] : -1;
+    const bool my_valid = slot >= 0 && slot < pool.slots;
+    const RowAddr my_addr = my_valid ? Rows::row(pool, slot) : RowAddr{};
+    if (lane_ < 16) s_.valid[stage * C::BN + my_row] = my_valid;
+
+    bool large = false;
+    if constexpr (Rows::kDirect) {
+#pragma unroll 1
+      for (int rr = 0; rr < 16; ++rr) {
+        const bool valid = __shfl_sync(0xffffffffu, my_valid, rr);
+        const uint8_t* data = reinterpret_cast<const uint8_t*>(
+            __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(my_addr.data), rr));
+        const int row = warp_ * 16 + rr;
+#pragma unroll
+        for (int chunk = lane_; chunk < C::CHUNKS; chunk += 32) {
+          ptx::cp_async_cg_16_zfill(tile + tile_chunk_offset(row, chunk),
+                                    valid ? data + 16 * chunk : pool.data, valid);
+        }
+      }
+      ptx::cp_async_commit_group();
+      ptx::cp_async_wait_group<0>();
+      // The warp's own rows, V part only: the bound needs V's magnitude.
+#pragma unroll 4
+      for (int rr = 0; rr < 16; ++rr) {
+        const int row = warp_ * 16 + rr;
+#pragma unroll
+        for (int chunk = lane_; chunk < C::V_CHUNKS; chunk += 32) {
+          large |= has_large_value<C>(
+              *reinterpret_cast<const uint4*>(tile + tile_chunk_offset(row, chunk)));
+        }
+      }
+    } else {
+      // Four rows per batch: up to 12 loads in flight per lane before the first conversion.
+      constexpr int kRowsPerBatch = 4;
+      constexpr int kPerRow = (C::CHUNKS + 31) / 32;
+#pragma unroll 1
+      for (int r0 = 0; r0 < 16; r0 += kRowsPerBatch) {
+        RawGroup raw[kRowsPerBatch][kPerRow];
+        bool valid[kRowsPerBatch];
+#pragma unroll
+        for (int b = 0; b < kRowsPerBatch; ++b) {
+          valid[b] = __shfl_sync(0xffffffffu, my_valid, r0 + b);
+          RowAddr addr;
+          addr.data = reinterpret_cast<const uint8_t*>(
+              __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(my_addr.data), r0 + b));
+          addr.scale = reinterpret_cast<const uint8_t*>(
+              __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(my_addr.scale), r0 + b));
+#pragma unroll
+          for (int k = 0; k < kPerRow; ++k) {
+            const int g = lane_ + 32 * k;
+            if (valid[b] && g < C::CHUNKS) raw[b][k] = Rows::load(addr, g);
+          }
+        }
+#pragma unroll
+        for (int b = 0; b < kRowsPerBatch; ++b) {
+          const int row = warp_ * 16 + r0 + b;
+#pragma unroll
+          for (int k = 0; k < kPerRow; ++k) {
+            const int g = lane_ + 32 * k;
+            if (g >= C::CHUNKS) continue;
+            uint4 out = make_uint4(0, 0, 0, 0);
+            if (valid[b]) {
+              const Bf16x8 v = Rows::convert(raw[b][k], g);
+              out = make_uint4(v.w[0], v.w[1], v.w[2], v.w[3]);
+            }
+            if (g < C::V_CHUNKS) large |= has_large_value<C>(out);
+            *reinterpret_cast<uint4*>(tile + tile_chunk_offset(row, g)) = out;
+          }
+        }
+      }
+    }
+    const bool warp_large = __any_sync(0xffffffffu, large);
+    if (lane_ == 0) s_.large[stage * 4 + warp_] = warp_large;
+    ptx::fence_proxy_async_shared();
+    ptx::mbarrier_arrive(s_.full(stage));
+    ++step_;
+  }
+
+  const AttendParams& p_;
+  const SharedState<C>& s_;
+  const int warp_;  // 0..3
+  const int lane_;
+  int step_ = 0;
+  int item_ = 0;
+};
+
+// ---- consumer warpgroups ---------------------------------------------------------------------
+template <class MainRows, class ExtraRows>
+class Consumer {
+  using C = HopperConfig<MainRows, ExtraRows>;
+
+ public:
+  __device__ Consumer(const AttendParams& p, const SharedState<C>& s)
+      : p_(p),
+        s_(s),
+        wg_(static_cast<int>(threadIdx.x) / 128 - 1),
+        lane_(threadIdx.x % 32),
+        row0_((threadIdx.x % 128) / 32 * 16 + lane_ / 4) {}
+
+  __device__ void run_item(int token, int head0, int lo, int hi, int segment) {
+    ptx::mbarrier_wait(s_.q_full(), item_ & 1);
+#pragma unroll
+    for (int i = 0; i < 128; ++i) o_[i] = 0.0f;
+    m_[0] = m_[1] = -INFINITY;
+    l_[0] = l_[1] = 0.0f;
+    const ItemRanges r(p_, token, lo, hi);
+    const int steps = ItemRanges::steps<C::BN>(r.main_lo, r.main_hi) +
+                      ItemRanges::steps<C::BN>(r.extra_lo, r.extra_hi);
+#pragma unroll 1
+    for (int i = 0; i < steps; ++i) consume_step();
+    ptx::mbarrier_arrive(s_.q_empty());  // this thread's last S is complete
+    finish(token, head0, segment);
+    ++item_;
+  }
+
+ private:
+  __device__ void consume_step() {
+    const int stage = step_ % C::STAGES;
+    ptx::mbarrier_wait(s_.full(stage), (step_ / C::STAGES) & 1);
+    const uint8_t* tile = s_.stage(stage);
+
+    // S[:, 32 wg_ : 32 wg_ + 32] = Q·K^T over the d_qk blocks.
+    float s[16];
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kb = 0; kb < C::D_BLOCKS; ++kb) {
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        const uint64_t da = ptx::sw128_desc(s_.q + kb * C::BLOCK_BYTES + kk * 32, 0, 1024);
+        const uint64_t db = ptx::sw128_desc(
+            tile + kb * C::BLOCK_BYTES + wg_ * C::S_COLS * 128 + kk * 32, 0, 1024);
+        ptx::wgmma_m64n32k16_ss(s, da, db, kb + kk > 0);
+      }
+    }
+    ptx::wgmma_commit();
+    ptx::wgmma_wait<0>();
+    ptx::wgmma_fence_operands(s);
+
+    // Online softmax over this consumer's 32 columns; the row max spans both consumers.
+    const uint8_t* valid = s_.valid + stage * C::BN + wg_ * C::S_COLS;
+    float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const bool ok = valid[8 * j + 2 * (lane_ % 4) + e] != 0;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          float& v = s[4 * j + 2 * h + e];
+          v = ok ? v * p_.scale_log2 : -INFINITY;
+          mx[h] = fmaxf(mx[h], v);
+        }
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+      if (lane_ % 4 == 0) s_.row_max[wg_ * C::HT + row0_ + 8 * h] = mx[h];
+    }
+    ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
+    float alpha[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = row0_ + 8 * h;
+      const float step_max = fmaxf(s_.row_max[row], s_.row_max[C::HT + row]);
+      const float m_new = fmaxf(m_[h], step_max);
+      const bool none = m_new == -INFINITY;  // nothing valid yet: everything stays zero
+      alpha[h] = none ? 1.0f : exp2f(m_[h] - m_new);
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float& v = s[4 * j + 2 * h + e];
+          v = none ? 0.0f : exp2f(v - m_new);
+          sum += v;
+        }
+      }
+      l_[h] = l_[h] * alpha[h] + sum;
+      m_[h] = m_new;
+    }
+    store_p(s, /*residual=*/false);
+    ptx::fence_proxy_async_shared();
+    ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
+
+#pragma unroll
+    for (int j = 0; j < 32; ++j) {
+      o_[4 * j + 0] *= alpha[0];
+      o_[4 * j + 1] *= alpha[0];
+      o_[4 * j + 2] *= alpha[1];
+      o_[4 * j + 3] *= alpha[1];
+    }
+    accumulate_pv(tile);
+
+    const uint32_t* large = s_.large + stage * 4;
+    if ((large[0] | large[1] | large[2] | large[3]) != 0) {
+      // Both consumers are done reading P before it is overwritten by the residual.
+      ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
+      store_p(s, /*residual=*/true);
+      ptx::fence_proxy_async_shared();
+      ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
+      accumulate_pv(tile);
+    }
+    ptx::mbarrier_arrive(s_.empty(stage));
+    ++step_;
+  }
+
+  // P (or its residual p - bf16(p)) as bf16 into this consumer's 32 columns of the P tile.
+  __device__ void store_p(const float (&pv)[16], bool residual) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int col = wg_ * C::S_COLS + 8 * j + 2 * (lane_ % 4);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float x = pv[4 * j + 2 * h];
+        float y = pv[4 * j + 2 * h + 1];
+        if (residual) {
+          x -= fmt::bf16_to_float(fmt::float_to_bf16_rne(x));
+          y -= fmt::bf16_to_float(fmt::float_to_bf16_rne(y));
+        }
+        *reinterpret_cast<uint32_t*>(s_.p + ptx::sw128_offset(row0_ + 8 * h, col)) =
+            portable::pack_bf16x2(x, y);
+      }
+    }
+  }
+
+  // O[:, 256 wg_ : 256 wg_ + 256] += P·V, V = d_v blocks [4 wg_, 4 wg_ + 4) of the K tile.
+  __device__ void accumulate_pv(const uint8_t* tile) {
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < C::BN / 16; ++kk) {
+      const uint64_t da = ptx::sw128_desc(s_.p + kk * 32, 0, 1024);
+      const uint64_t db = ptx::sw128_desc(
+          tile + (C::DV_COLS / 64) * wg_ * C::BLOCK_BYTES + kk * 16 * 128, C::BLOCK_BYTES, 1024);
+      ptx::wgmma_m64n256k16_ss_bt(o_, da, db, true);
+    }
+    ptx::wgmma_commit();
+    ptx::wgmma_wait<0>();
+    ptx::wgmma_fence_operands(o_);
+  }
+
+  // Normalizes O and writes the item's results (SPEC §1 for the final form; the split form
+  // leaves the sink to the combine kernel).
+  __device__ void finish(int token, int head0, int segment) {
+    float row_l[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float l = l_[h];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      if (lane_ % 4 == 0) s_.row_sum[wg_ * C::HT + row0_ + 8 * h] = l;
+    }
+    ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = row0_ + 8 * h;
+      row_l[h] = s_.row_sum[row] + s_.row_sum[C::HT + row];
+    }
+    // The row sums are read: the next item may overwrite them.
+    ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
+
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int head = head0 + row0_ + 8 * h;
+      if (head >= p_.h_q) continue;
+      const bool empty = m_[h] == -INFINITY;
+      const float lse = empty ? INFINITY : (m_[h] + log2f(row_l[h])) * kLn2;
+      float f = 1.0f;
+      if (segment < 0 && p_.sink != nullptr && !empty) {
+        f = 1.0f / (1.0f + expf(p_.sink[head * p_.sink_stride] - lse));
+      }
+      const float scale = empty ? 0.0f : f / row_l[h];
+      if (wg_ == 0 && lane_ % 4 == 0) {
+        if (segment >= 0) {
+          p_.part_lse[int64_t{segment} * p_.h_q + head] = lse;
+          p_.part_max[int64_t{segment} * p_.h_q + head] = empty ? -INFINITY : m_[h] * kLn2;
+        } else {
+          if (p_.lse) p_.lse[token * p_.lse_stride_t + head * p_.lse_stride_h] = lse;
+          if (p_.max_logits) {
+            p_.max_logits[token * p_.max_stride_t + head * p_.max_stride_h] =
+                empty ? -INFINITY : m_[h] * kLn2;
+          }
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < 32; ++j) {
+        const int col = wg_ * C::DV_COLS + 8 * j + 2 * (lane_ % 4);
+        const float x = o_[4 * j + 2 * h] * scale;
+        const float y = o_[4 * j + 2 * h + 1] * scale;
+        if (segment >= 0) {
+          float* dst = p_.part_out + (int64_t{segment} * p_.h_q + head) * C::DV + col;
+          *reinterpret_cast<float2*>(dst) = make_float2(x, y);
+        } else {
+          uint16_t* dst = p_.out + token * p_.out_stride_t + head * p_.out_stride_h + col;
+          *reinterpret_cast<uint32_t*>(dst) = portable::pack_bf16x2(x, y);
+        }
+      }
+    }
+  }
+
+  const AttendParams& p_;
+  const SharedState<C>& s_;
+  const int wg_;    // consumer index: 0 or 1
+  const int lane_;
+  const int row0_;  // this thread's first accumulator row (head offset); the second is +8
+  int step_ = 0;
+  int item_ = 0;
+  float o_[128];  // O[:, this consumer's 256 columns], wgmma m64n256 fragment layout
+  float m_[2];    // running max of rows row0_, row0_ + 8 (exp2 domain)
+  float l_[2];    // this thread's share of their running sums
+};
+
+// One CTA per (work unit, head tile), the head tile fastest so the CTAs of one token run
+// together and share its rows in L2. A work unit is a token (one-pass) or a plan partition
+// (split), whose segments the CTA walks in order.
+template <class MainRows, class ExtraRows>
+__global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
+    hopper_attend_kernel(const __grid_constant__ AttendParams p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using C = HopperConfig<MainRows, ExtraRows>;
+  extern __shared__ __align__(16) uint8_t smem_raw[];
+  uint8_t* base = smem_raw + ((1024 - ptx::smem_u32(smem_raw) % 1024) % 1024);
+  const SharedState<C> s(base);
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < C::STAGES; ++i) {
+      ptx::mbarrier_init(s.full(i), 128);
+      ptx::mbarrier_init(s.empty(i), C::CONSUMER_THREADS);
+    }
+    ptx::mbarrier_init(s.q_full(), 128);
+    ptx::mbarrier_init(s.q_empty(), C::CONSUMER_THREADS);
+  }
+  __syncthreads();
+  const int head0 = static_cast<int>(blockIdx.x % p.head_tiles) * C::HT;
+  const int unit = static_cast<int>(blockIdx.x / p.head_tiles);
+  if (threadIdx.x < 128) {
+    ptx::setmaxnreg_dec<C::PRODUCER_REGS>();
+    Producer<MainRows, ExtraRows> producer(p, s);
+    for_each_item(p, unit, [&](int token, int lo, int hi, int) {
+      producer.run_item(token, head0, lo, hi);
+    });
+  } else {
+    ptx::setmaxnreg_inc<C::CONSUMER_REGS>();
+    Consumer<MainRows, ExtraRows> consumer(p, s);
+    for_each_item(p, unit, [&](int token, int lo, int hi, int segment) {
+      consumer.run_item(token, head0, lo, hi, segment);
+    });
+  }
+#endif
+}
+
+template <class MainRows, class ExtraRows>
+Status launch_attend(const AttendParams& p, int units, cudaStream_t stream) {
+  using C = HopperConfig<MainRows, ExtraRows>;
+  const auto kernel = hopper_attend_kernel<MainRows, ExtraRows>;
+  SMLA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     C::SMEM_BYTES),
+                "attend", "cudaFuncSetAttribute(hopper_attend_kernel)");
+  const int64_t ctas = int64_t{units} * p.head_tiles;
+  kernel<<<static_cast<unsigned>(ctas), C::THREADS, C::SMEM_BYTES, stream>>>(p);
+  return cuda_backend::launch_status("attend", "hopper_attend_kernel");
+}
+
+template <class MainRows, class ExtraRows>
+AttendVariant make_attend_variant() {
+  return AttendVariant{&launch_attend<MainRows, ExtraRows>,
+                       HopperConfig<MainRows, ExtraRows>::SMEM_BYTES};
+}
+
+}  // namespace smla::hopper

@@ -1,0 +1,149 @@
+// Orchestration of the Hopper path: which calls it covers, the schedule (strategy and
+// partitions), the variant lookup and the launches. The split strategy's plan, partials and
+// combine are the portable path's (src/cuda/portable/attend_host.hpp).
+#include "cuda/hopper/hopper_attention.hpp"
+
+#include <cstdint>
+#include <string>
+
+#include "cuda/hopper/attend_variants.hpp"
+#include "cuda/portable/attend_host.hpp"
+#include "smla_build_config.hpp"
+
+namespace smla::hopper {
+namespace {
+
+constexpr int32_t kOnePass = 1;
+constexpr int32_t kSplit = 2;
+constexpr int kHeadTile = 64;  // heads per CTA: the M of one wgmma
+// Below this many heads a 64-row tile would be mostly padding; the portable path's 8/16/32
+// head tiles take those calls.
+constexpr int64_t kMinHeads = 33;
+// Plan::strategy tag of this path's schedules: portable plans use head tiles 0..4 in the
+// same bit field, so a plan made for one path is rejected by the other.
+constexpr int32_t kPathTag = 15;
+
+int64_t tokens(const AttendArgs& a) { return a.q.shape[0]; }
+int64_t heads(const AttendArgs& a) { return a.q.shape[1]; }
+int d_qk(const AttendArgs& a) { return static_cast<int>(a.q.shape[2]); }
+int64_t entries(const AttendArgs& a) {
+  return a.indices.shape[1] + (a.extra_kv.present() ? a.extra_indices.shape[1] : 0);
+}
+
+struct Schedule {
+  int32_t strategy = kOnePass;
+  int head_tiles = 1;
+  int64_t partitions = 0;  // split only
+  int32_t plan_id() const {
+    return strategy | (kPathTag << 4) | static_cast<int32_t>(partitions << 8);
+  }
+};
+
+const AttendVariant* find_variant(const AttendArgs& a) {
+  const KvFormat main = a.kv.format;
+  const KvFormat extra = a.extra_kv.present() ? a.extra_kv.format : main;
+  switch (main) {
+    case KvFormat::bf16:
+      return d_qk(a) == 576 ? attend_variant_bf16_576(extra) : attend_variant_bf16_512(extra);
+    case KvFormat::fp8_v32:
+      return attend_variant_fp8_v32(extra);
+    case KvFormat::fp8_ds_mla:
+      return attend_variant_fp8_ds_mla(extra);
+    case KvFormat::int8_ds_mla:
+      return attend_variant_int8_ds_mla(extra);
+  }
+  return nullptr;
+}
+
+// One CTA per SM (the ring takes most of the shared memory). One pass when the (token, head
+// tile) CTAs make enough waves that the last, partly filled one costs little, or each token
+// has little to do; otherwise the entries are split evenly over one CTA per SM (a persistent
+// grid walking its plan partition) and combined. A pure function of (T, h_q, k + k_x, SM
+// count).
+Schedule make_schedule(const AttendArgs& a, const cuda_backend::DeviceInfo& info) {
+  Schedule s;
+  s.head_tiles = static_cast<int>((heads(a) + kHeadTile - 1) / kHeadTile);
+  const int64_t ctas = tokens(a) * s.head_tiles;
+  constexpr int64_t kMinSplitEntries = 256;
+  // Below 4 waves a partial last wave idles up to a quarter of the GPU (296 decode CTAs on
+  // 132 SMs run as 3 waves for 2.24 waves of work).
+  constexpr int64_t kMinOnePassWaves = 4;
+  const bool fits_int32 = tokens(a) * entries(a) < (int64_t{1} << 30);
+  if (ctas < kMinOnePassWaves * info.sm_count && entries(a) >= kMinSplitEntries && fits_int32) {
+    s.strategy = kSplit;
+    s.partitions = (info.sm_count + s.head_tiles - 1) / s.head_tiles;
+  }
+  return s;
+}
+
+portable::PlanLayout plan_layout(const AttendArgs& a, const Schedule& s) {
+  return portable::split_plan_layout(a, s.partitions);
+}
+
+}  // namespace
+
+std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceInfo& info) {
+  if (!compiled()) return "this build has no sm_90a kernels";
+  if (info.arch() != 90) {
+    return "the device is sm_" + std::to_string(info.arch()) + ", the Hopper kernels need sm_90";
+  }
+  if (heads(args) < kMinHeads) {
+    return "h_q = " + std::to_string(heads(args)) + " is below " + std::to_string(kMinHeads) +
+           " (the Hopper kernels take 64-head tiles; the portable path's smaller tiles waste "
+           "less)";
+  }
+  const AttendVariant* variant = find_variant(args);
+  if (variant == nullptr) {
+    return std::string("the kernel variant d_qk=") + std::to_string(d_qk(args)) +
+           " main=" + format_name(args.kv.format) + " extra=" +
+           (args.extra_kv.present() ? format_name(args.extra_kv.format) : "none") +
+           " is not compiled (kernel preset '" SMLA_KERNEL_PRESET_STRING
+           "'; configure with -DSMLA_KERNEL_PRESET=all)";
+  }
+  if (variant->smem_bytes > info.max_smem_per_block_optin) {
+    return "the kernel needs " + std::to_string(variant->smem_bytes) +
+           " B of shared memory per block, the device allows " +
+           std::to_string(info.max_smem_per_block_optin);
+  }
+  return {};
+}
+
+Status plan_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info, size_t* bytes) {
+  const Schedule s = make_schedule(args, info);
+  *bytes = s.strategy == kSplit ? static_cast<size_t>(plan_layout(args, s).bytes()) : 0;
+  return Status::success();
+}
+
+Status make_plan(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Plan* plan,
+                 cudaStream_t stream) {
+  const Schedule s = make_schedule(args, info);
+  plan->strategy = s.plan_id();
+  if (s.strategy != kSplit || tokens(args) == 0) return Status::success();
+  return portable::make_split_plan(args, plan_layout(args, s), plan->data, stream);
+}
+
+Status workspace_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info,
+                      size_t* bytes) {
+  const Schedule s = make_schedule(args, info);
+  *bytes = s.strategy == kSplit ? portable::split_workspace_bytes(args, plan_layout(args, s)) : 0;
+  return Status::success();
+}
+
+Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Workspace ws,
+              cudaStream_t stream, const Plan* plan) {
+  const Schedule s = make_schedule(args, info);
+  if (plan != nullptr && plan->strategy != s.plan_id()) {
+    return Status(StatusCode::invalid_argument,
+                  "smla::attend: plan: expected a plan made on this device for these arguments "
+                  "(Hopper schedule " +
+                      std::to_string(s.plan_id()) + "), got one for schedule " +
+                      std::to_string(plan->strategy));
+  }
+  if (tokens(args) == 0) return Status::success();
+  const AttendVariant* variant = find_variant(args);
+  const portable::AttendParams p = portable::attend_params(args, s.head_tiles);
+  if (s.strategy == kOnePass) return variant->launch(p, static_cast<int>(tokens(args)), stream);
+  return portable::run_split(args, p, plan_layout(args, s), ws, plan, variant->launch, stream);
+}
+
+}  // namespace smla::hopper

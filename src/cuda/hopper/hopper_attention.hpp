@@ -1,0 +1,44 @@
+// The Hopper path (sm_90a: wgmma, mbarrier pipelines, setmaxnreg warp specialization): the
+// seam between the backend dispatcher (src/cuda/backend.cu) and the Hopper kernels, with the
+// same contract as src/cuda/portable/portable_attention.hpp. Arguments arrive validated by
+// src/api, with every pointer on `info.ordinal`'s device.
+//
+// The dispatcher asks `covers` first: the Hopper kernels exist only in builds whose
+// architecture list holds 90a (SMLA_HOPPER_PATH is then defined for every translation unit
+// of libsmla), run only on sm_90 devices, and cover the shapes `covers` names; everything
+// else goes to the portable path.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+
+#include "api/cuda_backend.hpp"
+#include "cuda/device_info.hpp"
+#include "smla/ops.hpp"
+
+namespace smla::hopper {
+
+// Whether this build holds the Hopper kernels (the architecture list names 90a).
+constexpr bool compiled() {
+#if defined(SMLA_HOPPER_PATH)
+  return true;
+#else
+  return false;
+#endif
+}
+
+// Empty when the Hopper kernels run this call on `info`'s device; otherwise why not (for
+// the error of a call that forces SMLA_BACKEND=hopper), e.g. "the device is sm_80".
+std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceInfo& info);
+
+Status plan_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info, size_t* bytes);
+Status make_plan(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Plan* plan,
+                 cudaStream_t stream);
+Status workspace_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info,
+                      size_t* bytes);
+Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Workspace ws,
+              cudaStream_t stream, const Plan* plan);
+
+}  // namespace smla::hopper
