@@ -95,8 +95,9 @@ Status write_cache(const TensorView& rows, const TensorView& slots, const KvPool
 const char* version();
 // Architectures the CUDA kernels were compiled for ("80;90a"), or "" in a CPU-only build.
 const char* compiled_cuda_architectures();
-// The GPU paths this build holds, ';'-separated ("portable", later "portable;hopper"), or ""
-// in a CPU-only build. Each is compiled for every architecture of the list above.
+// The GPU paths this build holds, ';'-separated ("portable", or "portable;hopper" when the
+// list above holds 90a), or "" in a CPU-only build. The portable path is compiled for every
+// architecture of the list, the Hopper path for 90a alone.
 const char* compiled_gpu_paths();
 // The kernel preset this build holds ("default" or "all"), or "" in a CPU-only build.
 const char* kernel_preset();

@@ -1,19 +1,22 @@
 // The CUDA side of src/api/cuda_backend.hpp: device and pointer checks, and the dispatcher
-// that runs each op on the path chosen for the device (portable today; Hopper once built)
-// with the tensors' device made current for the duration of the call.
+// that runs each op with the tensors' device made current for the duration of the call. The
+// attention ops (plan_size, make_plan, attend_workspace_size, attend) take the Hopper path
+// where the build has it and it covers the call, the portable path otherwise, unless
+// SMLA_BACKEND forces one; combine and the format ops have one implementation for every
+// architecture.
 #include <cuda_runtime.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "api/cuda_backend.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_info.hpp"
 #include "cuda/formats/format_ops.hpp"
+#include "cuda/hopper/hopper_attention.hpp"
 #include "cuda/portable/portable_attention.hpp"
 #include "smla_build_config.hpp"
 
@@ -48,19 +51,37 @@ class DeviceGuard {
   bool switched_ = false;
 };
 
-// SMLA_BACKEND (SPEC §6) as the CUDA side sees it: src/api rejects unknown values and `cpu`
-// with CUDA arguments, and every architecture runs the portable path until the Hopper
-// kernels exist, so the only thing to decide here is whether a forced path is one this
-// build lacks.
-Status check_forced_path(const char* op) {
+enum class Path { portable, hopper };
+
+// SMLA_BACKEND (SPEC §6) as the CUDA side sees it, read per call (src/api has rejected unknown
+// values and `cpu` with CUDA arguments). Unset: the Hopper path when it covers the call, the
+// portable path otherwise. Forced: that path or an error saying why not, never the other
+// path, since an A/B comparison must time the path it names.
+Status choose_path(const AttendArgs& args, const DeviceInfo& info, const char* op, Path* path) {
   const char* forced = std::getenv("SMLA_BACKEND");
-  if (forced != nullptr && std::strcmp(forced, "hopper") == 0) {
+  const bool forced_portable = forced != nullptr && std::strcmp(forced, "portable") == 0;
+  const bool forced_hopper = forced != nullptr && std::strcmp(forced, "hopper") == 0;
+  *path = Path::portable;
+  if (forced_portable) return Status::success();
+  if (!hopper::compiled()) {
+    if (!forced_hopper) return Status::success();
     return Status(StatusCode::not_built,
                   std::string(op) +
-                      ": SMLA_BACKEND=hopper: the Hopper path is not built yet "
-                      "(unset SMLA_BACKEND or use SMLA_BACKEND=portable)");
+                      ": SMLA_BACKEND=hopper: this build of smla has no Hopper path (CUDA "
+                      "architectures \"" +
+                      compiled_architectures() +
+                      "\"; reconfigure with -DSMLA_CUDA_ARCHITECTURES including 90a)");
   }
-  return Status::success();
+  const std::string why_not = hopper::why_not_covered(args, info);
+  if (why_not.empty()) {
+    *path = Path::hopper;
+    return Status::success();
+  }
+  if (!forced_hopper) return Status::success();
+  return Status(StatusCode::unsupported,
+                std::string(op) +
+                    ": SMLA_BACKEND=hopper: the Hopper path does not cover this call: " +
+                    why_not + " (unset SMLA_BACKEND to let smla choose)");
 }
 
 // Runs `launch(info)` with `device` made current and its properties at hand: the one way
@@ -76,12 +97,15 @@ Status run_on_device(Device device, const char* op, Launch&& launch) {
   return launch(*info);
 }
 
-// The attention ops (plan, workspace, attend, combine) honour a forced path first.
+// Runs `launch(info, path)` for an attention op, on the path chosen for `args`.
 template <class Launch>
-Status run_attention_op(Device device, const char* op, Launch&& launch) {
-  Status st = check_forced_path(op);
-  if (!st.ok()) return st;
-  return run_on_device(device, op, std::forward<Launch>(launch));
+Status run_attention_op(const AttendArgs& args, const char* op, Launch&& launch) {
+  return run_on_device(args.q.device, op, [&](const DeviceInfo& info) {
+    Path path = Path::portable;
+    const Status st = choose_path(args, info, op, &path);
+    if (!st.ok()) return st;
+    return launch(info, path);
+  });
 }
 
 // Per ordinal: 0 = not yet probed, 1 = this binary has code for the device.
@@ -127,7 +151,7 @@ int device_count() {
 
 const char* compiled_architectures() { return SMLA_CUDA_ARCHITECTURES_STRING; }
 const char* kernel_preset() { return SMLA_KERNEL_PRESET_STRING; }
-const char* compiled_paths() { return "portable"; }
+const char* compiled_paths() { return hopper::compiled() ? "portable;hopper" : "portable"; }
 
 Status check_device(Device device, const char* op) {
   if (device.kind == DeviceKind::cpu) return Status::success();
@@ -179,37 +203,43 @@ Status check_pointer(const void* ptr, Device device, const char* op, const char*
 }
 
 Status plan_size(const AttendArgs& args, size_t* bytes) {
-  return run_attention_op(args.q.device, "smla::plan_size", [&](const DeviceInfo& info) {
-    return portable::plan_size(args, info, bytes);
+  return run_attention_op(args, "smla::plan_size", [&](const DeviceInfo& info, Path path) {
+    return path == Path::hopper ? hopper::plan_size(args, info, bytes)
+                                : portable::plan_size(args, info, bytes);
   });
 }
 
 Status make_plan(const AttendArgs& args, Plan* plan, Stream stream) {
-  return run_attention_op(args.q.device, "smla::make_plan", [&](const DeviceInfo& info) {
-    return portable::make_plan(args, info, plan, stream);
+  return run_attention_op(args, "smla::make_plan", [&](const DeviceInfo& info, Path path) {
+    return path == Path::hopper ? hopper::make_plan(args, info, plan, stream)
+                                : portable::make_plan(args, info, plan, stream);
   });
 }
 
 Status attend_workspace_size(const AttendArgs& args, size_t* bytes) {
   return run_attention_op(
-      args.q.device, "smla::attend_workspace_size",
-      [&](const DeviceInfo& info) { return portable::workspace_size(args, info, bytes); });
+      args, "smla::attend_workspace_size", [&](const DeviceInfo& info, Path path) {
+        return path == Path::hopper ? hopper::workspace_size(args, info, bytes)
+                                    : portable::workspace_size(args, info, bytes);
+      });
 }
 
 Status attend(const AttendArgs& args, Workspace workspace, Stream stream, const Plan* plan) {
-  return run_attention_op(args.q.device, "smla::attend", [&](const DeviceInfo& info) {
-    return portable::attend(args, info, workspace, stream, plan);
+  return run_attention_op(args, "smla::attend", [&](const DeviceInfo& info, Path path) {
+    return path == Path::hopper ? hopper::attend(args, info, workspace, stream, plan)
+                                : portable::attend(args, info, workspace, stream, plan);
   });
 }
 
+// combine merges partials whichever path made them, and the format kernels are memory-bound
+// byte shuffles: one implementation each for every architecture, nothing for a Hopper path
+// to add, so SMLA_BACKEND does not apply.
 Status combine(const CombineArgs& args, Stream stream) {
-  return run_attention_op(args.out.device, "smla::combine", [&](const DeviceInfo& info) {
+  return run_on_device(args.out.device, "smla::combine", [&](const DeviceInfo& info) {
     return portable::combine(args, info, stream);
   });
 }
 
-// The format kernels are one implementation for every architecture: memory-bound byte
-// shuffles with nothing for a Hopper path to add, so SMLA_BACKEND does not apply.
 Status quantize(const TensorView& rows, const KvPool& pool, Stream stream) {
   return run_on_device(rows.device, "smla::quantize",
                        [&](const DeviceInfo&) { return formats::quantize(rows, pool, stream); });
