@@ -1,5 +1,7 @@
 #include "gpu/gpu_harness.hpp"
 
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -11,6 +13,31 @@ bool cuda_available() {
   // usable driver answers 0 as well).
   static const bool available = cuda_device_count() > 0;
   return available;
+}
+
+int device_arch() {
+  static const int arch = [] {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return 0;
+    return prop.major * 10 + prop.minor;
+  }();
+  return arch;
+}
+
+bool hopper_forced() {
+  const char* forced = std::getenv("SMLA_BACKEND");
+  return forced != nullptr && std::strcmp(forced, "hopper") == 0;
+}
+
+int heads_for_forced_path(int portable_heads) { return hopper_forced() ? 72 : portable_heads; }
+
+bool hopper_compiled() {
+  return (";" + std::string(compiled_gpu_paths()) + ";").find(";hopper;") != std::string::npos;
+}
+
+bool hopper_does_not_cover(const Status& status) {
+  return status.code() == StatusCode::unsupported &&
+         status.message().find("SMLA_BACKEND=hopper") != std::string::npos;
 }
 
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
@@ -68,39 +95,35 @@ TestStream::~TestStream() {
          << status_code_name(status.code()) << ": " << status.message();
 }
 
-::testing::AssertionResult AttendScratch::allocate(const AttendArgs& args) {
+// The ops' messages name the op ("smla::plan_size: ..."), so statuses pass through as they are.
+Status AttendScratch::allocate(const AttendArgs& args) {
   size_t ws_bytes = 0, plan_bytes = 0;
-  ::testing::AssertionResult r = status_ok(attend_workspace_size(args, &ws_bytes));
-  if (!r) return r << " (attend_workspace_size)";
-  r = status_ok(plan_size(args, &plan_bytes));
-  if (!r) return r << " (plan_size)";
+  Status st = attend_workspace_size(args, &ws_bytes);
+  if (st.ok()) st = plan_size(args, &plan_bytes);
+  if (!st.ok()) return st;
   workspace = DeviceBuffer(ws_bytes);
   plan_buffer = DeviceBuffer(plan_bytes);
   plan = Plan{};
   plan.data = plan_buffer.get();
   plan.bytes = plan_bytes;
-  return ::testing::AssertionSuccess();
+  return Status::success();
 }
 
-::testing::AssertionResult run_attend(Problem& problem, bool with_plan) {
+Status run_attend(Problem& problem, bool with_plan) {
   problem.poison_outputs();
   DeviceProblem device(problem);
   const AttendArgs args = device.args();
   AttendScratch scratch;
-  ::testing::AssertionResult r = scratch.allocate(args);
-  if (!r) return r;
-  if (with_plan) {
-    r = status_ok(make_plan(args, &scratch.plan));
-    if (!r) return r << " (make_plan)";
-  }
-  r = status_ok(attend(args, scratch.ws(), nullptr, with_plan ? &scratch.plan : nullptr));
-  if (!r) return r << " (attend)";
+  Status st = scratch.allocate(args);
+  if (st.ok() && with_plan) st = make_plan(args, &scratch.plan);
+  if (st.ok()) st = attend(args, scratch.ws(), nullptr, with_plan ? &scratch.plan : nullptr);
+  if (!st.ok()) return st;
   const cudaError_t err = cudaDeviceSynchronize();
   if (err != cudaSuccess) {
-    return ::testing::AssertionFailure() << "attend: " << cudaGetErrorString(err);
+    return Status(StatusCode::cuda_error, std::string("attend: ") + cudaGetErrorString(err));
   }
   device.download_outputs(problem);
-  return ::testing::AssertionSuccess();
+  return Status::success();
 }
 
 }  // namespace smla::test::gpu

@@ -1,7 +1,9 @@
-// What every GPU test shares: the "no CUDA device" skip, device memory owned by a test, a
-// workload (tests/common) mirrored on the device, and a full GPU run of a Problem (workspace,
-// plan, attend, outputs read back into the Problem's host buffers, where tests/common's
-// checks read them).
+// What every GPU test shares: the "no CUDA device" skip, the skips of a run forced onto the
+// Hopper path (ctest runs this suite under SMLA_BACKEND=portable and, in builds with the
+// Hopper path, again under SMLA_BACKEND=hopper), device memory owned by a test, a workload
+// (tests/common) mirrored on the device, and a full GPU run of a Problem (workspace, plan,
+// attend, outputs read back into the Problem's host buffers, where tests/common's checks
+// read them).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,12 +20,49 @@
 namespace smla::test::gpu {
 
 bool cuda_available();
+// cuda:0's compute capability as major * 10 + minor (90 for an H100 or H200).
+int device_arch();
+// Whether this process runs with SMLA_BACKEND=hopper (the hopper.* run of this suite).
+bool hopper_forced();
+// The head count a test of a small-head case runs with: `portable_heads` itself, or 72 (a full
+// and a padded 64-head tile) in the hopper.* run, whose path takes h_q >= 33 only.
+int heads_for_forced_path(int portable_heads);
+// Whether this build holds the Hopper path (smla::compiled_gpu_paths names it).
+bool hopper_compiled();
+// Whether `status` is the forced Hopper path refusing a call it does not cover
+// (src/cuda/backend.cu): that test is skipped with the reason, not failed.
+bool hopper_does_not_cover(const Status& status);
 
 // First statement of every GPU test: a machine without a device reports the test as
-// skipped (visibly, in ctest's summary), never as passed.
-#define SMLA_REQUIRE_GPU()                                                      \
-  do {                                                                          \
-    if (!::smla::test::gpu::cuda_available()) GTEST_SKIP() << "no CUDA device"; \
+// skipped (visibly, in ctest's summary), never as passed; so does a run forced onto the
+// Hopper path on a device it cannot run on, where every call would only be refused.
+#define SMLA_REQUIRE_GPU()                                                                 \
+  do {                                                                                     \
+    if (!::smla::test::gpu::cuda_available()) GTEST_SKIP() << "no CUDA device";            \
+    if (::smla::test::gpu::hopper_forced() && ::smla::test::gpu::device_arch() != 90) {    \
+      GTEST_SKIP() << "SMLA_BACKEND=hopper: the Hopper path needs an sm_90 device (cuda:0 " \
+                   << "is sm_" << ::smla::test::gpu::device_arch() << ")";                 \
+    }                                                                                      \
+  } while (0)
+
+// Skips the test, with the message, when `status` is the forced Hopper path refusing a call
+// it does not cover. Inside a helper function this returns from the helper only.
+#define SMLA_SKIP_IF_HOPPER_DOES_NOT_COVER(status)                                         \
+  do {                                                                                     \
+    const ::smla::Status& smla_skip_status_ = (status);                                    \
+    if (::smla::test::gpu::hopper_does_not_cover(smla_skip_status_)) {                     \
+      GTEST_SKIP() << smla_skip_status_.message();                                         \
+    }                                                                                      \
+  } while (0)
+
+// Asserts that `expr`, a Status from an attention op (plan_size, make_plan,
+// attend_workspace_size, attend) or from the helpers below, is ok, printing its message;
+// the forced Hopper path refusing the call skips the test instead.
+#define SMLA_ASSERT_OK(expr)                                           \
+  do {                                                                 \
+    const ::smla::Status smla_assert_status_ = (expr);                 \
+    SMLA_SKIP_IF_HOPPER_DOES_NOT_COVER(smla_assert_status_);           \
+    ASSERT_TRUE(::smla::test::gpu::status_ok(smla_assert_status_));    \
   } while (0)
 
 // Fails the current test (with the call and the CUDA error) unless `err` is cudaSuccess.
@@ -110,15 +149,15 @@ struct AttendScratch {
   DeviceBuffer plan_buffer;
   Plan plan;
 
-  // Sizes and allocates both for `args`; fails the test when a size query fails.
-  ::testing::AssertionResult allocate(const AttendArgs& args);
+  // Sizes and allocates both for `args`; the first failing size query's status otherwise.
+  Status allocate(const AttendArgs& args);
   Workspace ws() const { return {workspace.get(), workspace.bytes()}; }
 };
 
 // Poisons `problem`'s outputs, runs make_plan (when `with_plan`) and attend on cuda:0 on
-// the default stream, waits, and reads the outputs back into the problem. A failing status
-// or CUDA error makes the result a failure naming it.
-::testing::AssertionResult run_attend(Problem& problem, bool with_plan = true);
+// the default stream, waits, and reads the outputs back into the problem. Returns the first
+// failing call's status (a CUDA error at the wait as cuda_error).
+Status run_attend(Problem& problem, bool with_plan = true);
 
 // An assertion over a Status that prints its message.
 ::testing::AssertionResult status_ok(const Status& status);
