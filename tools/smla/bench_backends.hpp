@@ -14,7 +14,8 @@ namespace smla::cli {
 BenchReport run_cpu_bench(const BenchOptions& options, const std::string& note);
 
 // Runs the anchor rows on CUDA device 0. Returns nothing, with `*why_not` set, when the GPU
-// backend cannot run them (not_built, unsupported): the caller falls back to the CPU.
+// backend cannot run them (not_built, unsupported): the caller falls back to the CPU. A row
+// that a forced path (SMLA_BACKEND) does not cover is reported in its row instead.
 std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::string* why_not);
 
 }  // namespace smla::cli

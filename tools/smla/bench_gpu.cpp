@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <string>
 
 #include "bench_anchors.hpp"
 #include "cli.hpp"
@@ -151,6 +152,26 @@ bool backend_missing(const Status& status) {
   return status.code() == StatusCode::not_built || status.code() == StatusCode::unsupported;
 }
 
+// A forced GPU path declining a call it does not cover (src/cuda/backend.cu): the row says
+// so and the others still run on that path.
+bool forced_path_declined(const Status& status) {
+  return status.code() == StatusCode::unsupported &&
+         status.message().find("SMLA_BACKEND=") != std::string::npos;
+}
+
+// The GPU path that runs `args`: the forced one, or, with SMLA_BACKEND unset, the Hopper path
+// exactly when it covers the call, which a size query forced onto it answers.
+std::string gpu_path(const AttendArgs& args) {
+  const char* forced = std::getenv("SMLA_BACKEND");
+  if (forced != nullptr && forced[0] != '\0') return forced;
+  if (!compiled_gpu_paths().hopper_compiled) return "portable";
+  setenv("SMLA_BACKEND", "hopper", 1);
+  size_t bytes = 0;
+  const bool covered = attend_workspace_size(args, &bytes).ok();
+  unsetenv("SMLA_BACKEND");
+  return covered ? "hopper" : "portable";
+}
+
 // Kernel faults surface at synchronization, not at the launch attend returned from.
 Status synchronize(cudaStream_t stream) {
   const cudaError_t err = cudaStreamSynchronize(stream);
@@ -182,6 +203,7 @@ bool run_row(const Workload& workload, int reps, uint64_t seed, cudaStream_t str
   to_device(args.extra_indices, extra_indices);
   to_device(args.sink, sink);
   for (TensorView* view : {&args.out, &args.lse, &args.max_logits}) view->device = Device::cuda(0);
+  row->path = gpu_path(args);
 
   // Plan and workspace are made once, outside the timed region (SPEC §3.2).
   size_t plan_bytes = 0, workspace_bytes = 0;
@@ -197,6 +219,10 @@ bool run_row(const Workload& workload, int reps, uint64_t seed, cudaStream_t str
   }
   if (status.ok()) status = synchronize(stream);
   if (!status.ok()) {
+    if (forced_path_declined(status)) {
+      row->not_covered = status.message();
+      return true;
+    }
     if (backend_missing(status)) {
       *why_not = describe(status);
       return false;

@@ -25,7 +25,9 @@ inline constexpr double kNotMeasured = NAN;
 
 struct BenchRow {
   Workload workload;
-  std::string error;  // attend failed: its message; nothing else is set
+  std::string path;         // GPU rows: the path that runs the row ("hopper" or "portable")
+  std::string not_covered;  // the forced GPU path refused the row: its message (not a failure)
+  std::string error;        // attend failed: its message; nothing else is set
   CheckResult check;
   int reps = 0;
   double seconds = kNotMeasured;    // median over reps; set only when the check passed
@@ -50,6 +52,7 @@ struct BenchReport {
   Ceilings ceilings;
   std::vector<BenchRow> rows;
 
+  // Every row that ran passed its check, and at least one ran.
   bool all_passed() const;
 };
 
