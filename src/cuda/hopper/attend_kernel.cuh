@@ -180,7 +180,7 @@ class Producer {
     uint8_t* tile = s_.stage(stage);
 
     const int my_row = warp_ * 16 + lane_ % 16;
-    const int e = base + lane_ % 16;
+    const int e = base + my_row;
     // Compared, never offset: every int32 slot id is safe.
     const int32_t slot = e < hi ? idx[e] : -1;
     const bool my_valid = slot >= 0 && slot < pool.slots;
