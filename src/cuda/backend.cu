@@ -54,9 +54,10 @@ class DeviceGuard {
 enum class Path { portable, hopper };
 
 // SMLA_BACKEND (SPEC §6) as the CUDA side sees it, read per call (src/api has rejected unknown
-// values and `cpu` with CUDA arguments). Unset: the Hopper path when it covers the call, the
-// portable path otherwise. Forced: that path or an error saying why not, never the other
-// path, since an A/B comparison must time the path it names.
+// values and `cpu` with CUDA arguments). Unset: the Hopper path when it covers the call and is
+// the faster one for it (hopper::preferred), the portable path otherwise. Forced: that path or
+// an error saying why not, never the other path, since an A/B comparison must time the path
+// it names.
 Status choose_path(const AttendArgs& args, const DeviceInfo& info, const char* op, Path* path) {
   const char* forced = std::getenv("SMLA_BACKEND");
   const bool forced_portable = forced != nullptr && std::strcmp(forced, "portable") == 0;
@@ -72,6 +73,7 @@ Status choose_path(const AttendArgs& args, const DeviceInfo& info, const char* o
                       compiled_architectures() +
                       "\"; reconfigure with -DSMLA_CUDA_ARCHITECTURES including 90a)");
   }
+  if (!forced_hopper && !hopper::preferred(args)) return Status::success();
   const std::string why_not = hopper::why_not_covered(args, info);
   if (why_not.empty()) {
     *path = Path::hopper;

@@ -159,17 +159,11 @@ bool forced_path_declined(const Status& status) {
          status.message().find("SMLA_BACKEND=") != std::string::npos;
 }
 
-// The GPU path that runs `args`: the forced one, or, with SMLA_BACKEND unset, the Hopper path
-// exactly when it covers the call, which a size query forced onto it answers.
-std::string gpu_path(const AttendArgs& args) {
+// The GPU path a row runs on: the forced one, or "auto" (the library picks per call:
+// docs/hopper-path.md says which calls take the Hopper path).
+std::string gpu_path() {
   const char* forced = std::getenv("SMLA_BACKEND");
-  if (forced != nullptr && forced[0] != '\0') return forced;
-  if (!compiled_gpu_paths().hopper_compiled) return "portable";
-  setenv("SMLA_BACKEND", "hopper", 1);
-  size_t bytes = 0;
-  const bool covered = attend_workspace_size(args, &bytes).ok();
-  unsetenv("SMLA_BACKEND");
-  return covered ? "hopper" : "portable";
+  return forced != nullptr && forced[0] != '\0' ? forced : "auto";
 }
 
 // Kernel faults surface at synchronization, not at the launch attend returned from.
@@ -203,7 +197,7 @@ bool run_row(const Workload& workload, int reps, uint64_t seed, cudaStream_t str
   to_device(args.extra_indices, extra_indices);
   to_device(args.sink, sink);
   for (TensorView* view : {&args.out, &args.lse, &args.max_logits}) view->device = Device::cuda(0);
-  row->path = gpu_path(args);
+  row->path = gpu_path();
 
   // Plan and workspace are made once, outside the timed region (SPEC §3.2).
   size_t plan_bytes = 0, workspace_bytes = 0;

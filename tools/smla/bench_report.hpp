@@ -25,7 +25,7 @@ inline constexpr double kNotMeasured = NAN;
 
 struct BenchRow {
   Workload workload;
-  std::string path;         // GPU rows: the path that runs the row ("hopper" or "portable")
+  std::string path;         // GPU rows: the forced path ("hopper", "portable") or "auto"
   std::string not_covered;  // the forced GPU path refused the row: its message (not a failure)
   std::string error;        // attend failed: its message; nothing else is set
   CheckResult check;

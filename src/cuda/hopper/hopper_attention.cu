@@ -108,6 +108,10 @@ std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceIn
   return {};
 }
 
+bool preferred(const AttendArgs& args) {
+  return args.kv.format == KvFormat::bf16 || args.kv.format == KvFormat::fp8_v32;
+}
+
 Status plan_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info, size_t* bytes) {
   const Schedule s = make_schedule(args, info);
   *bytes = s.strategy == kSplit ? static_cast<size_t>(plan_layout(args, s).bytes()) : 0;
