@@ -21,7 +21,14 @@ struct SlotPosition {
 };
 
 SMLA_HD constexpr SlotPosition slot_position(int64_t slot, int32_t block_size) {
+#if defined(__CUDA_ARCH__)
+  // On a GPU a 64-bit division is a call that spills its caller's registers; 32 bits always
+  // suffice there: every token format takes over 500 bytes, so no device holds 2^31 slots.
+  const auto s = static_cast<int32_t>(slot);
+  return {s / block_size, s % block_size};
+#else
   return {slot / block_size, slot % block_size};
+#endif
 }
 
 // The first byte of block `block` of a pool whose blocks are `block_stride` bytes apart.
