@@ -26,7 +26,7 @@ struct HopperConfig {
   static constexpr int DV_COLS = DV / CONSUMERS;    // 256: the n of the P·V wgmma
   // Register split (setmaxnreg; ptxas allocates each role within its own count): the launch
   // cap is 65536 / 384 rounded down to 8 = 168 per thread, and 128 * 88 + 256 * 208 = 384 *
-  // 168. The producer's 88 hold a batch of 12 quantized loads in flight without spilling.
+  // 168. The producer's 88 hold four quantized rows' 16-byte pieces in flight without spilling.
   static constexpr int PRODUCER_REGS = 88;
   static constexpr int CONSUMER_REGS = 208;
   static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= THREADS * 168);

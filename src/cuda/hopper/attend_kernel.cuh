@@ -3,11 +3,12 @@
 //
 // A CTA computes 64 heads of one token over a range of that token's selected entries (main
 // pool first, then extra pool), 64 entries per step, with three warpgroups:
-//   producer (warpgroup 0, registers cut to 56): per item, Q into a swizzled tile (cp.async);
+//   producer (warpgroup 0, registers cut to 88): per item, Q into a swizzled tile (cp.async);
 //     per step, the 64 selected rows into a two-stage ring of swizzled bf16 tiles: bf16 rows
-//     by cp.async, quantized rows loaded into registers, dequantized and stored. Invalid
-//     entries become zero rows and are flagged. The step is handed over on an mbarrier.
-//   consumers (warpgroups 1 and 2, registers raised to 224): consumer c computes
+//     by cp.async, quantized rows loaded into registers as 16-byte pieces (the next step's
+//     rows prefetched into L2 meanwhile), dequantized and stored. Invalid entries become zero
+//     rows and are flagged. The step is handed over on an mbarrier.
+//   consumers (warpgroups 1 and 2, registers raised to 208): consumer c computes
 //     S[:, 32c : 32c + 32] = Q·K^T with wgmma (both operands in shared memory), the two
 //     exchange row maxima through shared memory (online softmax in the exp2 domain), write P
 //     as bf16 into a shared tile, and each accumulates O[:, 256c : 256c + 256] += P·V with
@@ -214,12 +215,16 @@ class Producer {
         }
       }
     } else {
-      // Four rows per batch: up to 12 loads in flight per lane before the first conversion.
+      // The next step's rows, into L2 while this one is converted.
+      const int e_next = e + C::BN;
+      const int32_t next = e_next < hi ? idx[e_next] : -1;
+      if (lane_ < 16 && next >= 0 && next < pool.slots) Rows::prefetch(Rows::row(pool, next));
+      // Four rows per batch: each lane's 16-byte pieces of them in flight before the first
+      // conversion.
       constexpr int kRowsPerBatch = 4;
-      constexpr int kPerRow = (C::CHUNKS + 31) / 32;
 #pragma unroll 1
       for (int r0 = 0; r0 < 16; r0 += kRowsPerBatch) {
-        RawGroup raw[kRowsPerBatch][kPerRow];
+        RawPieces raw[kRowsPerBatch];
         bool valid[kRowsPerBatch];
 #pragma unroll
         for (int b = 0; b < kRowsPerBatch; ++b) {
@@ -229,27 +234,16 @@ class Producer {
               __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(my_addr.data), r0 + b));
           addr.scale = reinterpret_cast<const uint8_t*>(
               __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(my_addr.scale), r0 + b));
-#pragma unroll
-          for (int k = 0; k < kPerRow; ++k) {
-            const int g = lane_ + 32 * k;
-            if (valid[b] && g < C::CHUNKS) raw[b][k] = Rows::load(addr, g);
-          }
+          if (valid[b]) raw[b] = Rows::load(addr, lane_);
         }
 #pragma unroll
         for (int b = 0; b < kRowsPerBatch; ++b) {
           const int row = warp_ * 16 + r0 + b;
-#pragma unroll
-          for (int k = 0; k < kPerRow; ++k) {
-            const int g = lane_ + 32 * k;
-            if (g >= C::CHUNKS) continue;
-            uint4 out = make_uint4(0, 0, 0, 0);
-            if (valid[b]) {
-              const Bf16x8 v = Rows::convert(raw[b][k], g);
-              out = make_uint4(v.w[0], v.w[1], v.w[2], v.w[3]);
-            }
-            if (g < C::V_CHUNKS) large |= has_large_value<C>(out);
-            *reinterpret_cast<uint4*>(tile + tile_chunk_offset(row, g)) = out;
-          }
+          Rows::convert(raw[b], lane_, [&](int g, uint4 bits) {
+            if (!valid[b]) bits = make_uint4(0, 0, 0, 0);
+            if (g < C::V_CHUNKS) large |= has_large_value<C>(bits);
+            *reinterpret_cast<uint4*>(tile + tile_chunk_offset(row, g)) = bits;
+          });
         }
       }
     }

@@ -1,13 +1,17 @@
 // KV row readers of the Hopper producer: one struct per cache format, the only place where the
-// Hopper kernel meets a byte layout. The producer warpgroup reads a row as D/8 groups of 8
-// values; consecutive lanes take consecutive groups, so a warp's loads are contiguous.
+// Hopper kernel meets a byte layout. A row is read by one warp as 16-byte pieces: lane l loads
+// piece l and, for the first kExtraLanes lanes, piece 32 + l (plus its scale), so a warp's
+// loads are contiguous and a row costs each lane one or two 16-byte loads.
 //
 //   kDqk      d_qk of the rows the format holds
 //   kDirect   true for bf16 rows: the producer copies their 16-byte groups with cp.async
 //             straight into the swizzled tile; other formats are dequantized on the way
 //   row(pool, slot) -> RowAddr    the row's base addresses (the block division, once a row)
-//   load(row, g) -> RawGroup      the raw bytes of group g (and its scale), from global memory
-//   convert(raw, g) -> Bf16x8     the group as bf16 (not for kDirect formats)
+//   load(row, lane) -> RawPieces  lane's raw pieces and scale, from global memory
+//   convert(raw, lane, put)       calls put(g, bits) for each 8-value group g (as bf16) of
+//                                 the lane's pieces
+//   prefetch(row)                 asks L2 for the row's bytes: the producer does it a block
+//                                 ahead of the loads
 //
 // Byte layouts and scalar conversions come from src/formats, and the dequantization helpers
 // from the portable path, so the bf16 values are bit-identical to the reference's.
@@ -17,6 +21,7 @@
 
 #include "cuda/portable/attend_params.hpp"
 #include "cuda/portable/kv_rows.cuh"
+#include "cuda/ptx/prefetch.cuh"
 #include "formats/kv_layout.hpp"
 #include "formats/numeric.hpp"
 
@@ -30,17 +35,27 @@ struct RowAddr {
   const uint8_t* scale = nullptr;  // formats whose scales live apart from the values
 };
 
-struct RawGroup {
-  uint4 bits;   // 8 quantized bytes in .x/.y, or 8 bf16 (RoPE) in all four words
-  float scale;  // the group's scale (quantized groups)
+struct RawPieces {
+  uint4 main;    // piece `lane`
+  uint4 extra;   // piece 32 + lane (lanes below kExtraLanes)
+  float scale;   // the scale of the main piece's values (quantized pieces)
 };
 
-__device__ __forceinline__ uint4 load_u2_as_u4(const uint8_t* p) {
-  const uint2 v = __ldg(reinterpret_cast<const uint2*>(p));
-  return make_uint4(v.x, v.y, 0, 0);
+__device__ __forceinline__ uint4 load_u4(const uint8_t* p) {
+  return __ldg(reinterpret_cast<const uint4*>(p));
 }
 
-__device__ __forceinline__ Bf16x8 as_bf16x8(const uint4& v) { return {{v.x, v.y, v.z, v.w}}; }
+__device__ __forceinline__ uint4 as_u4(const Bf16x8& v) {
+  return make_uint4(v.w[0], v.w[1], v.w[2], v.w[3]);
+}
+
+// The two 8-value groups of 16 quantized bytes, dequantized.
+template <class Dequant, class Put>
+__device__ __forceinline__ void put_quantized_piece(const uint4& bits, float scale, int g,
+                                                    Dequant dequant, Put& put) {
+  put(g, as_u4(dequant(make_uint2(bits.x, bits.y), scale)));
+  put(g + 1, as_u4(dequant(make_uint2(bits.z, bits.w), scale)));
+}
 
 // ---- bf16: copied as is ---------------------------------------------------------------------
 template <int D>
@@ -53,62 +68,82 @@ struct Bf16Groups {
 };
 
 // ---- fp8_v32 (d_qk 576): [512 e4m3][4 f32 scales][64 bf16 RoPE] ------------------------------
+// Pieces 0-31: NoPE (groups 2l, 2l + 1, scale l / 8); lanes 0-7 also load RoPE piece l
+// (group 64 + l) from the bytes after the scales.
 struct Fp8V32Groups {
   using L = fmt::Fp8V32Layout;
   static constexpr int kDqk = L::kDqk;
   static constexpr bool kDirect = false;
+  static constexpr int kExtraLanes = fmt::kRopeBytes / 16;
   static constexpr int kNopeGroups = L::kNopeDim / 8;
+  static_assert(L::kNopeDim == 32 * 16);
 
   __device__ static RowAddr row(const PoolView& p, int64_t slot) {
     return {L::token(p.data, p.block_stride, p.block_size, slot), nullptr};
   }
-  __device__ static RawGroup load(const RowAddr& r, int g) {
-    if (g >= kNopeGroups) {
-      return {__ldg(reinterpret_cast<const uint4*>(r.data + L::kRopeOffset +
-                                                   16 * (g - kNopeGroups))),
-              0.0f};
-    }
-    return {load_u2_as_u4(r.data + L::kNopeOffset + 8 * g),
-            __ldg(reinterpret_cast<const float*>(r.data + L::kScaleOffset +
-                                                 4 * (8 * g / L::kTileDim)))};
+  __device__ static RawPieces load(const RowAddr& r, int lane) {
+    RawPieces raw;
+    raw.main = load_u4(r.data + L::kNopeOffset + 16 * lane);
+    raw.scale = __ldg(reinterpret_cast<const float*>(r.data + L::kScaleOffset +
+                                                     4 * (16 * lane / L::kTileDim)));
+    if (lane < kExtraLanes) raw.extra = load_u4(r.data + L::kRopeOffset + 16 * lane);
+    return raw;
   }
-  __device__ static Bf16x8 convert(const RawGroup& raw, int g) {
-    if (g >= kNopeGroups) return as_bf16x8(raw.bits);
-    return portable::dequant_e4m3x8(make_uint2(raw.bits.x, raw.bits.y), raw.scale);
+  template <class Put>
+  __device__ static void convert(const RawPieces& raw, int lane, Put&& put) {
+    put_quantized_piece(raw.main, raw.scale, 2 * lane, portable::dequant_e4m3x8, put);
+    if (lane < kExtraLanes) put(kNopeGroups + lane, raw.extra);
   }
+  __device__ static void prefetch(const RowAddr& r) { ptx::prefetch_l2(r.data, L::kTokenBytes); }
 };
 
 // ---- fp8_ds_mla (d_qk 512): data [448 e4m3][64 bf16], scales [7 UE8M0][pad] apart -----------
+// Data pieces 0-27: NoPE (groups 2l, 2l + 1, scale l / 4); 28-35: RoPE (group 56 + piece - 28),
+// the last four loaded by lanes 0-3 as their extra piece.
 struct Fp8DsMlaGroups {
   using L = fmt::Fp8DsMlaLayout;
   static constexpr int kDqk = L::kDqk;
   static constexpr bool kDirect = false;
+  static constexpr int kNopePieces = L::kNopeDim / 16;
+  static constexpr int kExtraLanes = L::kDataBytes / 16 - 32;
   static constexpr int kNopeGroups = L::kNopeDim / 8;
+  static_assert(L::kNopeDim % 16 == 0 && L::kRopeOffset == 16 * kNopePieces);
 
   __device__ static RowAddr row(const PoolView& p, int64_t slot) {
     return {L::token_data(p.data, p.block_stride, p.block_size, slot),
             L::token_scales(p.data, p.block_stride, p.block_size, slot)};
   }
-  __device__ static RawGroup load(const RowAddr& r, int g) {
-    if (g >= kNopeGroups) {
-      return {__ldg(reinterpret_cast<const uint4*>(r.data + L::kRopeOffset +
-                                                   16 * (g - kNopeGroups))),
-              0.0f};
-    }
-    return {load_u2_as_u4(r.data + L::kNopeOffset + 8 * g),
-            fmt::ue8m0_to_float(__ldg(r.scale + 8 * g / L::kTileDim))};
+  __device__ static RawPieces load(const RowAddr& r, int lane) {
+    RawPieces raw;
+    raw.main = load_u4(r.data + 16 * lane);
+    raw.scale = lane < kNopePieces ? fmt::ue8m0_to_float(__ldg(r.scale + 16 * lane / L::kTileDim))
+                                   : 0.0f;
+    if (lane < kExtraLanes) raw.extra = load_u4(r.data + 16 * (32 + lane));
+    return raw;
   }
-  __device__ static Bf16x8 convert(const RawGroup& raw, int g) {
-    if (g >= kNopeGroups) return as_bf16x8(raw.bits);
-    return portable::dequant_e4m3x8(make_uint2(raw.bits.x, raw.bits.y), raw.scale);
+  template <class Put>
+  __device__ static void convert(const RawPieces& raw, int lane, Put&& put) {
+    if (lane < kNopePieces) {
+      put_quantized_piece(raw.main, raw.scale, 2 * lane, portable::dequant_e4m3x8, put);
+    } else {
+      put(kNopeGroups + lane - kNopePieces, raw.main);
+    }
+    if (lane < kExtraLanes) put(kNopeGroups + 32 - kNopePieces + lane, raw.extra);
+  }
+  __device__ static void prefetch(const RowAddr& r) {
+    ptx::prefetch_l2(r.data, L::kDataBytes);
+    ptx::prefetch_l2_line(r.scale);
   }
 };
 
 // ---- int8_ds_mla (d_qk 512): [512 int8] x one f32 scale, interleaved or split ---------------
+// Pieces 0-31: groups 2l, 2l + 1, all with the row's scale.
 struct Int8DsMlaGroups {
   using L = fmt::Int8DsMlaLayout;
   static constexpr int kDqk = L::kDqk;
   static constexpr bool kDirect = false;
+  static constexpr int kExtraLanes = 0;
+  static_assert(L::kValues == 32 * 16);
 
   __device__ static RowAddr row(const PoolView& p, int64_t slot) {
     if (p.scales != nullptr) {
@@ -118,11 +153,19 @@ struct Int8DsMlaGroups {
     const uint8_t* values = L::interleaved_values(p.data, p.block_stride, p.block_size, slot);
     return {values, values + L::kInterleavedScaleOffset};
   }
-  __device__ static RawGroup load(const RowAddr& r, int g) {
-    return {load_u2_as_u4(r.data + 8 * g), __ldg(reinterpret_cast<const float*>(r.scale))};
+  __device__ static RawPieces load(const RowAddr& r, int lane) {
+    RawPieces raw;
+    raw.main = load_u4(r.data + 16 * lane);
+    raw.scale = __ldg(reinterpret_cast<const float*>(r.scale));
+    return raw;
   }
-  __device__ static Bf16x8 convert(const RawGroup& raw, int) {
-    return portable::dequant_int8x8(make_uint2(raw.bits.x, raw.bits.y), raw.scale);
+  template <class Put>
+  __device__ static void convert(const RawPieces& raw, int lane, Put&& put) {
+    put_quantized_piece(raw.main, raw.scale, 2 * lane, portable::dequant_int8x8, put);
+  }
+  __device__ static void prefetch(const RowAddr& r) {
+    ptx::prefetch_l2(r.data, L::kValues);
+    ptx::prefetch_l2_line(r.scale);
   }
 };
 
