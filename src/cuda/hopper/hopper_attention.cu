@@ -23,12 +23,9 @@ constexpr int64_t kMinHeads = 33;
 // same bit field, so a plan made for one path is rejected by the other.
 constexpr int32_t kPathTag = 15;
 
-int64_t tokens(const AttendArgs& a) { return a.q.shape[0]; }
-int64_t heads(const AttendArgs& a) { return a.q.shape[1]; }
-int d_qk(const AttendArgs& a) { return static_cast<int>(a.q.shape[2]); }
-int64_t entries(const AttendArgs& a) {
-  return a.indices.shape[1] + (a.extra_kv.present() ? a.extra_indices.shape[1] : 0);
-}
+using portable::entries;
+using portable::heads;
+using portable::tokens;
 
 struct Schedule {
   int32_t strategy = kOnePass;
@@ -39,21 +36,9 @@ struct Schedule {
   }
 };
 
-const AttendVariant* find_variant(const AttendArgs& a) {
-  const KvFormat main = a.kv.format;
-  const KvFormat extra = a.extra_kv.present() ? a.extra_kv.format : main;
-  switch (main) {
-    case KvFormat::bf16:
-      return d_qk(a) == 576 ? attend_variant_bf16_576(extra) : attend_variant_bf16_512(extra);
-    case KvFormat::fp8_v32:
-      return attend_variant_fp8_v32(extra);
-    case KvFormat::fp8_ds_mla:
-      return attend_variant_fp8_ds_mla(extra);
-    case KvFormat::int8_ds_mla:
-      return attend_variant_int8_ds_mla(extra);
-  }
-  return nullptr;
-}
+constexpr portable::VariantLookups<AttendVariant> kVariants{
+    &attend_variant_bf16_576, &attend_variant_bf16_512, &attend_variant_fp8_v32,
+    &attend_variant_fp8_ds_mla, &attend_variant_int8_ds_mla};
 
 // One CTA per SM (the ring takes most of the shared memory). One pass when the (token, head
 // tile) CTAs make enough waves that the last, partly filled one costs little, or each token
@@ -92,11 +77,9 @@ std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceIn
            " (the Hopper kernels take 64-head tiles; the portable path's smaller tiles waste "
            "less)";
   }
-  const AttendVariant* variant = find_variant(args);
+  const AttendVariant* variant = portable::find_variant(args, kVariants);
   if (variant == nullptr) {
-    return std::string("the kernel variant d_qk=") + std::to_string(d_qk(args)) +
-           " main=" + format_name(args.kv.format) + " extra=" +
-           (args.extra_kv.present() ? format_name(args.extra_kv.format) : "none") +
+    return "the kernel variant " + portable::variant_name(args) +
            " is not compiled (kernel preset '" SMLA_KERNEL_PRESET_STRING
            "'; configure with -DSMLA_KERNEL_PRESET=all)";
   }
@@ -144,7 +127,7 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
                       std::to_string(plan->strategy));
   }
   if (tokens(args) == 0) return Status::success();
-  const AttendVariant* variant = find_variant(args);
+  const AttendVariant* variant = portable::find_variant(args, kVariants);
   const portable::AttendParams p = portable::attend_params(args, s.head_tiles);
   if (s.strategy == kOnePass) return variant->launch(p, static_cast<int>(tokens(args)), stream);
   return portable::run_split(args, p, plan_layout(args, s), ws, plan, variant->launch, stream);

@@ -3,9 +3,11 @@
 
 #include <cstdint>
 #include <numbers>
+#include <string>
 
 #include "cuda/portable/combine_kernel.hpp"
 #include "cuda/portable/plan_kernel.hpp"
+#include "smla/format.hpp"
 
 namespace smla::portable {
 namespace {
@@ -15,8 +17,6 @@ constexpr size_t kAlign = 256;  // workspace regions start on 256 B boundaries
 
 size_t align_up(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
-int64_t tokens(const AttendArgs& a) { return a.q.shape[0]; }
-int64_t heads(const AttendArgs& a) { return a.q.shape[1]; }
 
 // Bytes of the f32 partials of a split schedule: out, lse and max per segment and head.
 size_t partials_bytes(const AttendArgs& a, const PlanLayout& layout) {
@@ -50,6 +50,11 @@ PoolView pool_view(const KvPool& pool) {
 }
 
 }  // namespace
+
+std::string variant_name(const AttendArgs& a) {
+  return "d_qk=" + std::to_string(d_qk(a)) + " main=" + format_name(a.kv.format) +
+         " extra=" + (a.extra_kv.present() ? format_name(a.extra_kv.format) : "none");
+}
 
 AttendParams attend_params(const AttendArgs& a, int head_tiles) {
   AttendParams p;

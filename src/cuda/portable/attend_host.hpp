@@ -1,16 +1,57 @@
 // Host-side pieces of an attention launch that both GPU paths (portable and Hopper) share:
-// the kernel parameters of a call, and the split strategy's workspace, plan and combine.
-// The paths differ in their kernels and schedules, not in these.
+// a call's shape, the lookup of a compiled kernel variant, the kernel parameters, and the
+// split strategy's workspace, plan and combine. The paths differ in their kernels and
+// schedules, not in these.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 #include "cuda/portable/attend_params.hpp"
 #include "smla/ops.hpp"
 
 namespace smla::portable {
+
+// The shape of a validated call.
+inline int64_t tokens(const AttendArgs& a) { return a.q.shape[0]; }
+inline int64_t heads(const AttendArgs& a) { return a.q.shape[1]; }
+inline int d_qk(const AttendArgs& a) { return static_cast<int>(a.q.shape[2]); }
+// Selected entries per token: the main selection, then the extra one.
+inline int64_t entries(const AttendArgs& a) {
+  return a.indices.shape[1] + (a.extra_kv.present() ? a.extra_indices.shape[1] : 0);
+}
+
+// A path's compiled kernel variants, one lookup per main format; each takes the extra pool's
+// format (the main format itself when the call has none) and gives nullptr when this build
+// lacks that pair.
+template <class Variant>
+struct VariantLookups {
+  using Lookup = const Variant* (*)(KvFormat extra);
+  Lookup bf16_576, bf16_512, fp8_v32, fp8_ds_mla, int8_ds_mla;
+};
+
+// The variant a call needs, or nullptr when this build lacks it.
+template <class Variant>
+const Variant* find_variant(const AttendArgs& a, const VariantLookups<Variant>& lookups) {
+  const KvFormat extra = a.extra_kv.present() ? a.extra_kv.format : a.kv.format;
+  switch (a.kv.format) {
+    case KvFormat::bf16:
+      return d_qk(a) == 576 ? lookups.bf16_576(extra) : lookups.bf16_512(extra);
+    case KvFormat::fp8_v32:
+      return lookups.fp8_v32(extra);
+    case KvFormat::fp8_ds_mla:
+      return lookups.fp8_ds_mla(extra);
+    case KvFormat::int8_ds_mla:
+      return lookups.int8_ds_mla(extra);
+  }
+  return nullptr;
+}
+
+// "d_qk=576 main=bf16 extra=none": the kernel variant a call needs, for messages.
+std::string variant_name(const AttendArgs& a);
 
 // The kernel parameters of a validated call, for the one-pass form (no plan, no partials).
 AttendParams attend_params(const AttendArgs& args, int head_tiles);

@@ -28,37 +28,15 @@ struct Schedule {
   int32_t plan_id() const { return strategy | (mt << 4) | static_cast<int32_t>(partitions << 8); }
 };
 
-int64_t tokens(const AttendArgs& a) { return a.q.shape[0]; }
-int64_t heads(const AttendArgs& a) { return a.q.shape[1]; }
-int d_qk(const AttendArgs& a) { return static_cast<int>(a.q.shape[2]); }
-int64_t topk(const AttendArgs& a) { return a.indices.shape[1]; }
-int64_t extra_topk(const AttendArgs& a) {
-  return a.extra_kv.present() ? a.extra_indices.shape[1] : 0;
-}
-
-const AttendVariant* find_variant(const AttendArgs& a) {
-  const KvFormat main = a.kv.format;
-  const KvFormat extra = a.extra_kv.present() ? a.extra_kv.format : main;
-  switch (main) {
-    case KvFormat::bf16:
-      return d_qk(a) == 576 ? attend_variant_bf16_576(extra) : attend_variant_bf16_512(extra);
-    case KvFormat::fp8_v32:
-      return attend_variant_fp8_v32(extra);
-    case KvFormat::fp8_ds_mla:
-      return attend_variant_fp8_ds_mla(extra);
-    case KvFormat::int8_ds_mla:
-      return attend_variant_int8_ds_mla(extra);
-  }
-  return nullptr;
-}
+constexpr VariantLookups<AttendVariant> kVariants{
+    &attend_variant_bf16_576, &attend_variant_bf16_512, &attend_variant_fp8_v32,
+    &attend_variant_fp8_ds_mla, &attend_variant_int8_ds_mla};
 
 Status lookup_variant(const AttendArgs& a, const AttendVariant** variant) {
-  *variant = find_variant(a);
+  *variant = find_variant(a, kVariants);
   if (*variant != nullptr) return Status::success();
-  std::string name = "d_qk=" + std::to_string(d_qk(a)) + " main=" + format_name(a.kv.format) +
-                     " extra=" + (a.extra_kv.present() ? format_name(a.extra_kv.format) : "none");
   return Status(StatusCode::not_built,
-                "smla::attend: the portable kernel variant " + name +
+                "smla::attend: the portable kernel variant " + variant_name(a) +
                     " is not compiled in this build (kernel preset '" SMLA_KERNEL_PRESET_STRING
                     "'); configure with -DSMLA_KERNEL_PRESET=all");
 }
@@ -83,13 +61,12 @@ Schedule make_schedule(const AttendArgs& a, const cuda_backend::DeviceInfo& info
   if (s.mt == 0 && !fits(0)) s.mt = 1;
   const int ht = head_tile_heads(s.mt);
   s.head_tiles = static_cast<int>((h_q + ht - 1) / ht);
-  const int64_t entries = topk(a) + extra_topk(a);
   const int64_t ctas = tokens(a) * s.head_tiles;
   const int64_t target_ctas = 2 * int64_t{info.sm_count};
   constexpr int64_t kMinSplitEntries = 256;  // below this a token is cheap in one pass
   // Positions in the plan are int32: keep the total selection well inside that range.
-  const bool fits_int32 = tokens(a) * entries < (int64_t{1} << 30);
-  if (ctas < target_ctas && entries >= kMinSplitEntries && fits_int32) {
+  const bool fits_int32 = tokens(a) * entries(a) < (int64_t{1} << 30);
+  if (ctas < target_ctas && entries(a) >= kMinSplitEntries && fits_int32) {
     s.strategy = kSplit;
     s.partitions = (target_ctas + s.head_tiles - 1) / s.head_tiles;
   }
