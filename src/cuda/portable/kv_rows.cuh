@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "cuda/portable/attend_params.hpp"
+#include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/cp_async.cuh"
 #include "formats/kv_layout.hpp"
 #include "formats/numeric.hpp"
@@ -37,30 +38,47 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 }
 
 // bf16(decode(byte) * scale) for the 8 bytes of `packed` (little-endian: byte i is value i),
-// where decode gives the byte's exact f32 value (e4m3 or int8). The product is one f32
-// multiply (exact for the power-of-two scales the fp8 writers produce) and __fmul_rn keeps
-// it unfused, so any stored scale rounds like the reference's bf16(value * scale).
-template <class Decode>
-__device__ __forceinline__ Bf16x8 dequant_x8(uint2 packed, float scale, Decode decode) {
+// where decode_pair gives two bytes' exact f32 values (e4m3 or int8; low byte -> .x). The
+// product is one f32 multiply (exact for the power-of-two scales the fp8 writers produce) and
+// __fmul_rn keeps it unfused, so any stored scale rounds like the reference's
+// bf16(value * scale). The rounding is the hardware's cvt.rn.bf16x2.f32: the reference's bytes
+// for every non-NaN value; a NaN product stays a NaN, its payload unspecified (the attention
+// kernels only need it to poison its scores).
+template <class DecodePair>
+__device__ __forceinline__ Bf16x8 dequant_x8(uint2 packed, float scale, DecodePair decode_pair) {
   Bf16x8 r;
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const uint32_t word = i < 2 ? packed.x : packed.y;
-    const int shift = (i % 2) * 16;
-    const float lo = decode(static_cast<uint8_t>(word >> shift));
-    const float hi = decode(static_cast<uint8_t>(word >> (shift + 8)));
-    r.w[i] = pack_bf16x2(__fmul_rn(lo, scale), __fmul_rn(hi, scale));
+    const float2 v = decode_pair(static_cast<uint16_t>(word >> ((i % 2) * 16)));
+    r.w[i] = ptx::float2_to_bf16x2_rn(__fmul_rn(v.x, scale), __fmul_rn(v.y, scale));
   }
   return r;
 }
 
+// From sm_89 the hardware decodes e4m3 pairs (exactly, like fmt::e4m3_to_float): one
+// instruction per pair instead of ~20 bit operations and a branch per value.
 __device__ __forceinline__ Bf16x8 dequant_e4m3x8(uint2 packed, float scale) {
-  return dequant_x8(packed, scale, [](uint8_t b) { return fmt::e4m3_to_float(b); });
+  return dequant_x8(packed, scale, [](uint16_t pair) {
+#if SMLA_PTX_HAS_E4M3_CVT
+    return ptx::e4m3x2_to_float2(pair);
+#else
+    return make_float2(fmt::e4m3_to_float(static_cast<uint8_t>(pair)),
+                       fmt::e4m3_to_float(static_cast<uint8_t>(pair >> 8)));
+#endif
+  });
 }
 
+// An int8 b as f32 without the quarter-rate I2F: the f32 2^23 + (b + 128), built in the
+// mantissa bits, minus 2^23 + 128. Exact: every value is an integer below 2^24.
 __device__ __forceinline__ Bf16x8 dequant_int8x8(uint2 packed, float scale) {
-  return dequant_x8(packed, scale,
-                    [](uint8_t b) { return static_cast<float>(static_cast<int8_t>(b)); });
+  return dequant_x8(packed, scale, [](uint16_t pair) {
+    constexpr uint32_t kTwoTo23Bits = 0x4B000000u;
+    constexpr float kBias = 8388608.0f + 128.0f;
+    const uint32_t biased = pair ^ 0x8080u;  // b + 128 in each byte
+    return make_float2(__uint_as_float(kTwoTo23Bits | (biased & 0xFFu)) - kBias,
+                       __uint_as_float(kTwoTo23Bits | (biased >> 8)) - kBias);
+  });
 }
 
 __device__ __forceinline__ void store_bf16x8(uint16_t* dst, const Bf16x8& v) {
