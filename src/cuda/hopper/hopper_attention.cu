@@ -92,7 +92,8 @@ std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceIn
 }
 
 bool preferred(const AttendArgs& args) {
-  return args.kv.format == KvFormat::bf16 || args.kv.format == KvFormat::fp8_v32;
+  return args.kv.format == KvFormat::bf16 || args.kv.format == KvFormat::fp8_v32 ||
+         args.kv.format == KvFormat::fp8_ds_mla;
 }
 
 Status plan_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info, size_t* bytes) {

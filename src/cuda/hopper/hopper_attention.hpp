@@ -34,9 +34,9 @@ constexpr bool compiled() {
 std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceInfo& info);
 
 // Whether SMLA_BACKEND unset should run a covered call here rather than on the portable path:
-// where the H200 measurements (docs/perf-notes.md) show this path faster. Its quantized-row
-// producer is still slower than the portable path on the V4 decode rows, so calls whose main
-// pool is fp8_ds_mla or int8_ds_mla stay portable unless SMLA_BACKEND=hopper.
+// where the H200 measurements (docs/perf-notes.md) show this path faster: main pools of bf16,
+// fp8_v32 and fp8_ds_mla. No benchmark row has an int8_ds_mla pool, so those calls stay on the
+// portable path unless SMLA_BACKEND=hopper.
 bool preferred(const AttendArgs& args);
 
 Status plan_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info, size_t* bytes);

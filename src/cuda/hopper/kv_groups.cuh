@@ -7,14 +7,17 @@
 //   kDirect   true for bf16 rows: the producer copies their 16-byte groups with cp.async
 //             straight into the swizzled tile; other formats are dequantized on the way
 //   row(pool, slot) -> RowAddr    the row's base addresses (the block division, once a row)
-//   load(row, lane) -> RawPieces  lane's raw pieces and scale, from global memory
-//   convert(raw, lane, put)       calls put(g, bits) for each 8-value group g (as bf16) of
-//                                 the lane's pieces
+//   load(row, lane) -> RawPieces  lane's raw pieces and raw scale bits, from global memory:
+//                                 loads only, nothing that waits for them, so the producer
+//                                 has every row of a batch in flight at once
+//   convert(raw, lane, put)       decodes the scale and calls put(g, bits) for each 8-value
+//                                 group g (as bf16) of the lane's pieces
 //   prefetch(row)                 asks L2 for the row's bytes: the producer does it a block
 //                                 ahead of the loads
 //
 // Byte layouts and scalar conversions come from src/formats, and the dequantization helpers
-// from the portable path, so the bf16 values are bit-identical to the reference's.
+// from the portable path, so the bf16 values are bit-identical to the reference's (a NaN's
+// payload aside: tests/gpu/test_gpu_dequant.cu).
 #pragma once
 
 #include <cstdint>
@@ -38,7 +41,8 @@ struct RowAddr {
 struct RawPieces {
   uint4 main;    // piece `lane`
   uint4 extra;   // piece 32 + lane (lanes below kExtraLanes)
-  float scale;   // the scale of the main piece's values (quantized pieces)
+  uint32_t scale;  // the raw bits of the main piece's scale, decoded only in convert: a
+                   // decode in load would wait for the load before the next row's is issued
 };
 
 __device__ __forceinline__ uint4 load_u4(const uint8_t* p) {
@@ -84,14 +88,15 @@ struct Fp8V32Groups {
   __device__ static RawPieces load(const RowAddr& r, int lane) {
     RawPieces raw;
     raw.main = load_u4(r.data + L::kNopeOffset + 16 * lane);
-    raw.scale = __ldg(reinterpret_cast<const float*>(r.data + L::kScaleOffset +
-                                                     4 * (16 * lane / L::kTileDim)));
+    raw.scale = __ldg(reinterpret_cast<const uint32_t*>(r.data + L::kScaleOffset +
+                                                        4 * (16 * lane / L::kTileDim)));
     if (lane < kExtraLanes) raw.extra = load_u4(r.data + L::kRopeOffset + 16 * lane);
     return raw;
   }
   template <class Put>
   __device__ static void convert(const RawPieces& raw, int lane, Put&& put) {
-    put_quantized_piece(raw.main, raw.scale, 2 * lane, portable::dequant_e4m3x8, put);
+    put_quantized_piece(raw.main, __uint_as_float(raw.scale), 2 * lane, portable::dequant_e4m3x8,
+                        put);
     if (lane < kExtraLanes) put(kNopeGroups + lane, raw.extra);
   }
   __device__ static void prefetch(const RowAddr& r) { ptx::prefetch_l2(r.data, L::kTokenBytes); }
@@ -116,15 +121,15 @@ struct Fp8DsMlaGroups {
   __device__ static RawPieces load(const RowAddr& r, int lane) {
     RawPieces raw;
     raw.main = load_u4(r.data + 16 * lane);
-    raw.scale = lane < kNopePieces ? fmt::ue8m0_to_float(__ldg(r.scale + 16 * lane / L::kTileDim))
-                                   : 0.0f;
+    raw.scale = lane < kNopePieces ? __ldg(r.scale + 16 * lane / L::kTileDim) : 0u;
     if (lane < kExtraLanes) raw.extra = load_u4(r.data + 16 * (32 + lane));
     return raw;
   }
   template <class Put>
   __device__ static void convert(const RawPieces& raw, int lane, Put&& put) {
     if (lane < kNopePieces) {
-      put_quantized_piece(raw.main, raw.scale, 2 * lane, portable::dequant_e4m3x8, put);
+      put_quantized_piece(raw.main, fmt::ue8m0_to_float(static_cast<uint8_t>(raw.scale)),
+                          2 * lane, portable::dequant_e4m3x8, put);
     } else {
       put(kNopeGroups + lane - kNopePieces, raw.main);
     }
@@ -156,12 +161,13 @@ struct Int8DsMlaGroups {
   __device__ static RawPieces load(const RowAddr& r, int lane) {
     RawPieces raw;
     raw.main = load_u4(r.data + 16 * lane);
-    raw.scale = __ldg(reinterpret_cast<const float*>(r.scale));
+    raw.scale = __ldg(reinterpret_cast<const uint32_t*>(r.scale));
     return raw;
   }
   template <class Put>
   __device__ static void convert(const RawPieces& raw, int lane, Put&& put) {
-    put_quantized_piece(raw.main, raw.scale, 2 * lane, portable::dequant_int8x8, put);
+    put_quantized_piece(raw.main, __uint_as_float(raw.scale), 2 * lane, portable::dequant_int8x8,
+                        put);
   }
   __device__ static void prefetch(const RowAddr& r) {
     ptx::prefetch_l2(r.data, L::kValues);
