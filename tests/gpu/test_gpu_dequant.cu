@@ -22,10 +22,11 @@ namespace {
 constexpr int kCodes = 256;
 
 const std::vector<float> kScales = {
-    1.0f,     0x1p-127f,  // UE8M0 byte 0: products are f32 subnormals
-    0x1p-120f, 0x1p-20f, 0.0123f, -3.5f,    448.0f,
-    0x1p100f,  // products overflow bf16 and f32 to infinity
-    0.0f,      std::numeric_limits<float>::quiet_NaN()};
+    1.0f,       0x1p-127f,  // UE8M0 byte 0: products are f32 subnormals
+    0x1p-120f,  0x1p-20f,  0.0123f, -3.5f, 448.0f,
+    0x1p120f,   // codes of magnitude >= 256 overflow f32 to infinity
+    1.7e38f,    // 2 x 1.7e38 is a finite f32 that rounds to the bf16 infinity
+    0.0f,       std::numeric_limits<float>::quiet_NaN()};
 
 enum class Codes { e4m3, int8 };
 
