@@ -17,7 +17,6 @@ constexpr size_t kAlign = 256;  // workspace regions start on 256 B boundaries
 
 size_t align_up(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
-
 // Bytes of the f32 partials of a split schedule: out, lse and max per segment and head.
 size_t partials_bytes(const AttendArgs& a, const PlanLayout& layout) {
   const auto rows = static_cast<size_t>(layout.max_segments() * heads(a));
