@@ -5,16 +5,17 @@
 // pool first, then extra pool), 64 entries per step, with three warpgroups:
 //   producer (warpgroup 0, registers cut to 88): per item, Q into a swizzled tile (cp.async);
 //     per step, the 64 selected rows into a two-stage ring of swizzled bf16 tiles: bf16 rows
-//     by cp.async, quantized rows loaded into registers as 16-byte pieces (the next step's
-//     rows prefetched into L2 meanwhile), dequantized and stored. Invalid entries become zero
-//     rows and are flagged. The step is handed over on an mbarrier.
+//     by cp.async, handed over without waiting for them (the copies complete the stage's
+//     mbarrier), quantized rows loaded into registers as 16-byte pieces (the next step's rows
+//     prefetched into L2 meanwhile), dequantized and stored. Invalid entries become zero rows
+//     and are flagged.
 //   consumers (warpgroups 1 and 2, registers raised to 208): consumer c computes
 //     S[:, 32c : 32c + 32] = Q·K^T with wgmma (both operands in shared memory), the two
 //     exchange row maxima through shared memory (online softmax in the exp2 domain), write P
 //     as bf16 into a shared tile, and each accumulates O[:, 256c : 256c + 256] += P·V with
-//     wgmma (V is the K tile read MN-major: no transposed copy). When a step's V holds a value
-//     of magnitude >= 0.5, P's bf16 rounding error could exceed SPEC's bound, and the step
-//     also adds (P - bf16(P))·V (HopperConfig::LARGE_V_BF16X2).
+//     wgmma (V is the K tile read MN-major: no transposed copy). While S runs, the consumers
+//     scan V: when a step's V holds a value of magnitude >= 0.5, P's bf16 rounding error could
+//     exceed SPEC's bound, and the step also adds (P - bf16(P))·V (large_v.hpp).
 // One-pass mode writes the final bf16 out / lse / max_logits; split mode (a plan is given)
 // writes f32 partials per segment for the portable combine kernel. The results are a pure
 // function of the inputs and the plan: every sum runs in a fixed order.
@@ -29,9 +30,13 @@
 #include "cuda/hopper/attend_config.cuh"
 #include "cuda/hopper/attend_variants.hpp"
 #include "cuda/hopper/kv_groups.cuh"
+#include "cuda/hopper/large_v.hpp"
 #include "cuda/portable/attend_params.hpp"
+#include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/cp_async.cuh"
+#include "cuda/ptx/fast_math.cuh"
 #include "cuda/ptx/mbarrier.cuh"
+#include "cuda/ptx/shared_load.cuh"
 #include "cuda/ptx/warpgroup.cuh"
 #include "cuda/ptx/wgmma.cuh"
 
@@ -69,7 +74,7 @@ struct SharedState {
   float* row_max;       // [CONSUMERS][HT]
   float* row_sum;       // [CONSUMERS][HT]
   uint8_t* valid;       // [STAGES][BN]
-  uint32_t* large;      // [STAGES][4]: per producer warp, "a V value of magnitude >= 0.5"
+  uint32_t* large;      // [CONSUMER_WARPS]: per consumer warp, "the step's V needs the residual"
   uint64_t* bars;
 };
 
@@ -77,14 +82,6 @@ struct SharedState {
 __device__ __forceinline__ uint32_t tile_chunk_offset(int row, int chunk) {
   return static_cast<uint32_t>((chunk >> 3) * (64 * 128)) +
          ptx::sw128_offset(row, (chunk & 7) * 8);
-}
-
-// Whether any of the 8 bf16 values has magnitude >= 0.5 (or is NaN / inf).
-template <class C>
-__device__ __forceinline__ bool has_large_value(const uint4& v) {
-  const uint32_t m = 0x7FFF7FFFu;
-  return (__vcmpgeu2(v.x & m, C::LARGE_V_BF16X2) | __vcmpgeu2(v.y & m, C::LARGE_V_BF16X2) |
-          __vcmpgeu2(v.z & m, C::LARGE_V_BF16X2) | __vcmpgeu2(v.w & m, C::LARGE_V_BF16X2)) != 0;
 }
 
 // The entries [lo, hi) of a token's concatenated list split into its main and extra ranges.
@@ -188,13 +185,14 @@ class Producer {
     const RowAddr my_addr = my_valid ? Rows::row(pool, slot) : RowAddr{};
     if (lane_ < 16) s_.valid[stage * C::BN + my_row] = my_valid;
 
-    bool large = false;
     if constexpr (Rows::kDirect) {
-#pragma unroll 1
+      // Four rows per iteration: their address shuffles overlap instead of each row's copies
+      // waiting on its own.
+#pragma unroll 4
       for (int rr = 0; rr < 16; ++rr) {
-        const bool valid = __shfl_sync(0xffffffffu, my_valid, rr);
         const uint8_t* data = reinterpret_cast<const uint8_t*>(
             __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(my_addr.data), rr));
+        const bool valid = data != nullptr;
         const int row = warp_ * 16 + rr;
 #pragma unroll
         for (int chunk = lane_; chunk < C::CHUNKS; chunk += 32) {
@@ -202,18 +200,9 @@ class Producer {
                                     valid ? data + 16 * chunk : pool.data, valid);
         }
       }
-      ptx::cp_async_commit_group();
-      ptx::cp_async_wait_group<0>();
-      // The warp's own rows, V part only: the bound needs V's magnitude.
-#pragma unroll 4
-      for (int rr = 0; rr < 16; ++rr) {
-        const int row = warp_ * 16 + rr;
-#pragma unroll
-        for (int chunk = lane_; chunk < C::V_CHUNKS; chunk += 32) {
-          large |= has_large_value<C>(
-              *reinterpret_cast<const uint4*>(tile + tile_chunk_offset(row, chunk)));
-        }
-      }
+      // The stage completes when these copies have landed (and every producer thread has
+      // arrived below, its valid flags written); the consumers fence for wgmma.
+      ptx::cp_async_mbarrier_arrive(s_.full(stage));
     } else {
       // The next step's rows, into L2 while this one is converted.
       const int e_next = e + C::BN;
@@ -241,15 +230,12 @@ class Producer {
           const int row = warp_ * 16 + r0 + b;
           Rows::convert(raw[b], lane_, [&](int g, uint4 bits) {
             if (!valid[b]) bits = make_uint4(0, 0, 0, 0);
-            if (g < C::V_CHUNKS) large |= has_large_value<C>(bits);
             *reinterpret_cast<uint4*>(tile + tile_chunk_offset(row, g)) = bits;
           });
         }
       }
+      ptx::fence_proxy_async_shared();
     }
-    const bool warp_large = __any_sync(0xffffffffu, large);
-    if (lane_ == 0) s_.large[stage * 4 + warp_] = warp_large;
-    ptx::fence_proxy_async_shared();
     ptx::mbarrier_arrive(s_.full(stage));
     ++step_;
   }
@@ -295,6 +281,9 @@ class Consumer {
   __device__ void consume_step() {
     const int stage = step_ % C::STAGES;
     ptx::mbarrier_wait(s_.full(stage), (step_ / C::STAGES) & 1);
+    // bf16 rows arrive by cp.async, whose writes no producer thread waited for and fenced:
+    // order them (and the dequantized stores) before this thread's wgmma reads.
+    ptx::fence_proxy_async_shared();
     const uint8_t* tile = s_.stage(stage);
 
     // S[:, 32 wg_ : 32 wg_ + 32] = Q·K^T over the d_qk blocks.
@@ -311,6 +300,8 @@ class Consumer {
       }
     }
     ptx::wgmma_commit();
+    const bool warp_large = __any_sync(0xffffffffu, v_needs_residual(tile));
+    if (lane_ == 0) s_.large[threadIdx.x / 32 - 4] = warp_large;
     ptx::wgmma_wait<0>();
     ptx::wgmma_fence_operands(s);
 
@@ -337,21 +328,27 @@ class Consumer {
       if (lane_ % 4 == 0) s_.row_max[wg_ * C::HT + row0_ + 8 * h] = mx[h];
     }
     ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
+    const uint4 large0 = ptx::ld_shared_u4(s_.large);
+    const uint4 large1 = ptx::ld_shared_u4(s_.large + 4);
+    const bool residual = (large0.x | large0.y | large0.z | large0.w | large1.x | large1.y |
+                           large1.z | large1.w) != 0;
     float alpha[2];
+    bool moved = false;  // some row of this thread moved its maximum: O needs rescaling
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int row = row0_ + 8 * h;
       const float step_max = fmaxf(s_.row_max[row], s_.row_max[C::HT + row]);
       const float m_new = fmaxf(m_[h], step_max);
       const bool none = m_new == -INFINITY;  // nothing valid yet: everything stays zero
-      alpha[h] = none ? 1.0f : exp2f(m_[h] - m_new);
+      moved |= m_new != m_[h];
+      alpha[h] = m_new == m_[h] ? 1.0f : ptx::ex2_approx(m_[h] - m_new);
       float sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           float& v = s[4 * j + 2 * h + e];
-          v = none ? 0.0f : exp2f(v - m_new);
+          v = none ? 0.0f : ptx::ex2_approx(v - m_new);
           sum += v;
         }
       }
@@ -362,17 +359,19 @@ class Consumer {
     ptx::fence_proxy_async_shared();
     ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
 
+    // A whole warp skips the 128 multiplies by 1 (the usual case once the maxima settle).
+    if (__any_sync(0xffffffffu, moved)) {
 #pragma unroll
-    for (int j = 0; j < 32; ++j) {
-      o_[4 * j + 0] *= alpha[0];
-      o_[4 * j + 1] *= alpha[0];
-      o_[4 * j + 2] *= alpha[1];
-      o_[4 * j + 3] *= alpha[1];
+      for (int j = 0; j < 32; ++j) {
+        o_[4 * j + 0] *= alpha[0];
+        o_[4 * j + 1] *= alpha[0];
+        o_[4 * j + 2] *= alpha[1];
+        o_[4 * j + 3] *= alpha[1];
+      }
     }
     accumulate_pv(tile);
 
-    const uint32_t* large = s_.large + stage * 4;
-    if ((large[0] | large[1] | large[2] | large[3]) != 0) {
+    if (residual) {
       // Both consumers are done reading P before it is overwritten by the residual.
       ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
       store_p(s, /*residual=*/true);
@@ -382,6 +381,23 @@ class Consumer {
     }
     ptx::mbarrier_arrive(s_.empty(stage));
     ++step_;
+  }
+
+  // Whether the stage's V holds a value that needs the residual product (large_v.hpp): this
+  // thread's share of V, consecutive 16-byte chunks across the consumer threads (no bank
+  // conflicts; V is the first V_BYTES of the tile, unswizzled order does not matter).
+  __device__ bool v_needs_residual(const uint8_t* tile) const {
+    const int t = static_cast<int>(threadIdx.x) - 128;
+    uint32_t a = 0, b = 0;  // the largest magnitudes seen, bf16x2
+#pragma unroll
+    for (int k = 0; k < C::V_SCAN_CHUNKS; ++k) {
+      const uint4 v = ptx::ld_shared_u4(tile + 16 * (t + C::CONSUMER_THREADS * k));
+      a = ptx::max_abs_bf16x2(a, v.x);
+      b = ptx::max_abs_bf16x2(b, v.y);
+      a = ptx::max_abs_bf16x2(a, v.z);
+      b = ptx::max_abs_bf16x2(b, v.w);
+    }
+    return large_v_bits(ptx::max_abs_bf16x2(a, b)) != 0;
   }
 
   // P (or its residual p - bf16(p)) as bf16 into this consumer's 32 columns of the P tile.
@@ -394,11 +410,12 @@ class Consumer {
         float x = pv[4 * j + 2 * h];
         float y = pv[4 * j + 2 * h + 1];
         if (residual) {
-          x -= fmt::bf16_to_float(fmt::float_to_bf16_rne(x));
-          y -= fmt::bf16_to_float(fmt::float_to_bf16_rne(y));
+          const uint32_t hi = ptx::float2_to_bf16x2_rn(x, y);
+          x -= __uint_as_float(hi << 16);
+          y -= __uint_as_float(hi & 0xFFFF0000u);
         }
         *reinterpret_cast<uint32_t*>(s_.p + ptx::sw128_offset(row0_ + 8 * h, col)) =
-            portable::pack_bf16x2(x, y);
+            ptx::float2_to_bf16x2_rn(x, y);
       }
     }
   }
@@ -471,7 +488,7 @@ class Consumer {
           *reinterpret_cast<float2*>(dst) = make_float2(x, y);
         } else {
           uint16_t* dst = p_.out + token * p_.out_stride_t + head * p_.out_stride_h + col;
-          *reinterpret_cast<uint32_t*>(dst) = portable::pack_bf16x2(x, y);
+          *reinterpret_cast<uint32_t*>(dst) = ptx::float2_to_bf16x2_rn(x, y);
         }
       }
     }

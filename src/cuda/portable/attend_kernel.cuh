@@ -30,6 +30,7 @@
 #include "cuda/portable/attend_params.hpp"
 #include "cuda/portable/attend_variants.hpp"
 #include "cuda/portable/kv_rows.cuh"
+#include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/cp_async.cuh"
 #include "cuda/ptx/ldmatrix.cuh"
 #include "cuda/ptx/mma.cuh"
@@ -402,7 +403,7 @@ class AttendCta {
             *reinterpret_cast<float2*>(dst) = make_float2(x, y);
           } else {
             uint16_t* dst = p_.out + token * p_.out_stride_t + h * p_.out_stride_h + col;
-            *reinterpret_cast<uint32_t*>(dst) = pack_bf16x2(x, y);
+            *reinterpret_cast<uint32_t*>(dst) = ptx::float2_to_bf16x2_rn(x, y);
           }
         }
       }

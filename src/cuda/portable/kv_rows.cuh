@@ -32,11 +32,6 @@ struct Bf16x8 {
   uint32_t w[4];
 };
 
-__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
-  return static_cast<uint32_t>(fmt::float_to_bf16_rne(lo)) |
-         (static_cast<uint32_t>(fmt::float_to_bf16_rne(hi)) << 16);
-}
-
 // bf16(decode(byte) * scale) for the 8 bytes of `packed` (little-endian: byte i is value i),
 // where decode_pair gives two bytes' exact f32 values (e4m3 or int8; low byte -> .x). The
 // product is one f32 multiply (exact for the power-of-two scales the fp8 writers produce) and

@@ -42,4 +42,13 @@ __device__ __forceinline__ void cp_async_wait_group() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+// cp.async.mbarrier.arrive (sm_80+): raises the pending count of `bar`'s current phase by one
+// now and lowers it once every cp.async this thread issued before has landed, so the phase
+// cannot complete before those copies have; the thread goes on without waiting for them. The
+// thread still arrives on `bar` (mbarrier_arrive) for its arrival count.
+__device__ __forceinline__ void cp_async_mbarrier_arrive(uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(smem_u32(bar))
+               : "memory");
+}
+
 }  // namespace smla::ptx

@@ -1,0 +1,25 @@
+// The "large V" test of the Hopper consumers. P is rounded to bf16 for the P·V wgmma, an error
+// of at most 2^-9 * max|V| on out; while every V value of a step is below 0.5 in magnitude that
+// stays under SPEC's 1e-3 absolute bound, and a step holding a larger value (or an inf or NaN)
+// also adds (P - bf16(P))·V. Host and device code, so the CPU tests check it exhaustively.
+#pragma once
+
+#include <cstdint>
+
+#include "formats/numeric.hpp"  // SMLA_HD
+
+namespace smla::hopper {
+
+// bf16 0.5: the smallest magnitude that needs the residual product.
+inline constexpr uint32_t kLargeVBf16 = 0x3F00u;
+
+// Bit 15 and bit 31: set where that half of two bf16 values has magnitude >= kLargeVBf16
+// (infinities and NaNs included), the sign ignored. Adding 0x8000 - kLargeVBf16 to the
+// magnitude bits carries into bit 15 exactly from kLargeVBf16 on, and never out of the half
+// (0x7FFF + 0x4100 < 0x10000): three instructions for two values.
+SMLA_HD constexpr uint32_t large_v_bits(uint32_t bf16x2) {
+  constexpr uint32_t bias = 0x8000u - kLargeVBf16;
+  return ((bf16x2 & 0x7FFF7FFFu) + (bias | bias << 16)) & 0x80008000u;
+}
+
+}  // namespace smla::hopper
