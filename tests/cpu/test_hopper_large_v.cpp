@@ -24,9 +24,10 @@ TEST(HopperLargeV, EveryBf16PatternInEitherHalfAgainstItsMagnitude) {
     for (const uint16_t b : others) {
       const uint32_t lo_a = large_v_bits(a | uint32_t{b} << 16);
       const uint32_t hi_a = large_v_bits(b | a << 16);
-      ASSERT_EQ((lo_a & 0x8000u) != 0, needs_residual(static_cast<uint16_t>(a))) << std::hex << a;
+      const bool a_large = needs_residual(static_cast<uint16_t>(a));
+      ASSERT_EQ((lo_a & 0x8000u) != 0, a_large) << std::hex << a;
       ASSERT_EQ((lo_a & 0x80000000u) != 0, needs_residual(b)) << std::hex << a << " " << b;
-      ASSERT_EQ((hi_a & 0x80000000u) != 0, needs_residual(static_cast<uint16_t>(a))) << std::hex << a;
+      ASSERT_EQ((hi_a & 0x80000000u) != 0, a_large) << std::hex << a;
       ASSERT_EQ((hi_a & 0x8000u) != 0, needs_residual(b)) << std::hex << a << " " << b;
       ASSERT_EQ(lo_a & ~0x80008000u, 0u);
     }

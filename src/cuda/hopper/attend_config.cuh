@@ -25,10 +25,11 @@ struct HopperConfig {
   static constexpr int S_COLS = BN / CONSUMERS;     // 32: the n of the S wgmma
   static constexpr int DV_COLS = DV / CONSUMERS;    // 256: the n of the P·V wgmma
   // Register split (setmaxnreg; ptxas allocates each role within its own count): the launch
-  // cap is 65536 / 384 rounded down to 8 = 168 per thread, and 128 * 88 + 256 * 208 = 384 *
-  // 168. The producer's 88 hold four quantized rows' 16-byte pieces in flight without spilling.
-  static constexpr int PRODUCER_REGS = 88;
-  static constexpr int CONSUMER_REGS = 208;
+  // cap is 65536 / 384 rounded down to 8 = 168 per thread, and 128 * 104 + 256 * 200 = 384 *
+  // 168. The producer's 104 hold eight quantized rows' pieces in flight without spilling (96
+  // spill); the consumers spill below 200.
+  static constexpr int PRODUCER_REGS = 104;
+  static constexpr int CONSUMER_REGS = 200;
   static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= THREADS * 168);
 
   // Operand tiles are 128-byte-swizzled blocks of 64 columns (ptx/wgmma.cuh): a [64 rows][D]

@@ -160,84 +160,115 @@ class Producer {
     ptx::mbarrier_arrive(s_.q_full());
   }
 
+  // Warp w fills rows [16w, 16w + 16) of each step; lane l < 16 resolves row 16w + l's slot.
+  // A lane reads its slot id one step ahead: the index load's latency overlaps a step instead
+  // of sitting between the consumers' release of a stage and its refill.
   template <class Rows>
   __device__ void produce_range(const portable::PoolView& pool, const int32_t* idx, int lo,
                                 int hi) {
     const int steps = ItemRanges::steps<C::BN>(lo, hi);
+    const int my_row = warp_ * 16 + lane_ % 16;
+    int32_t slot = lo + my_row < hi ? idx[lo + my_row] : -1;
 #pragma unroll 1
-    for (int i = 0; i < steps; ++i) produce_step<Rows>(pool, idx, lo + i * C::BN, hi);
+    for (int i = 0; i < steps; ++i) {
+      const int e_next = lo + (i + 1) * C::BN + my_row;
+      const int32_t next = e_next < hi ? idx[e_next] : -1;
+      produce_step<Rows>(pool, slot, next);
+      slot = next;
+    }
   }
 
-  // Fills the ring stage of the next step with entries [base, base + 64) of the list. Warp w
-  // fills rows [16w, 16w + 16); lane l < 16 resolves row 16w + l's slot and addresses.
+  // Fills the ring stage of the next step with the rows of this lane's `slot` (and its warp's
+  // other lanes'); `next` is the lane's slot of the step after, prefetched into L2 for
+  // quantized rows. Slots are compared, never offset: every int32 id is safe.
   template <class Rows>
-  __device__ void produce_step(const portable::PoolView& pool, const int32_t* idx, int base,
-                               int hi) {
+  __device__ void produce_step(const portable::PoolView& pool, int32_t slot, int32_t next) {
     const int stage = step_ % C::STAGES;
     ptx::mbarrier_wait(s_.empty(stage), ((step_ / C::STAGES) & 1) ^ 1);
     uint8_t* tile = s_.stage(stage);
 
-    const int my_row = warp_ * 16 + lane_ % 16;
-    const int e = base + my_row;
-    // Compared, never offset: every int32 slot id is safe.
-    const int32_t slot = e < hi ? idx[e] : -1;
     const bool my_valid = slot >= 0 && slot < pool.slots;
     const RowAddr my_addr = my_valid ? Rows::row(pool, slot) : RowAddr{};
-    if (lane_ < 16) s_.valid[stage * C::BN + my_row] = my_valid;
+    if (lane_ < 16) s_.valid[stage * C::BN + warp_ * 16 + lane_] = my_valid;
 
-    if constexpr (Rows::kDirect) {
+    if constexpr (Rows::kQuantLanes == 0) {
       // Four rows per iteration: their address shuffles overlap instead of each row's copies
       // waiting on its own.
 #pragma unroll 4
       for (int rr = 0; rr < 16; ++rr) {
-        const uint8_t* data = reinterpret_cast<const uint8_t*>(
-            __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(my_addr.data), rr));
-        const bool valid = data != nullptr;
-        const int row = warp_ * 16 + rr;
-#pragma unroll
-        for (int chunk = lane_; chunk < C::CHUNKS; chunk += 32) {
-          ptx::cp_async_cg_16_zfill(tile + tile_chunk_offset(row, chunk),
-                                    valid ? data + 16 * chunk : pool.data, valid);
-        }
+        copy_pieces<Rows>(pool, tile, rr, shuffle_row<Rows>(my_addr, rr));
       }
-      // The stage completes when these copies have landed (and every producer thread has
-      // arrived below, its valid flags written); the consumers fence for wgmma.
-      ptx::cp_async_mbarrier_arrive(s_.full(stage));
     } else {
-      // The next step's rows, into L2 while this one is converted.
-      const int e_next = e + C::BN;
-      const int32_t next = e_next < hi ? idx[e_next] : -1;
       if (lane_ < 16 && next >= 0 && next < pool.slots) Rows::prefetch(Rows::row(pool, next));
-      // Four rows per batch: each lane's 16-byte pieces of them in flight before the first
-      // conversion.
-      constexpr int kRowsPerBatch = 4;
+      // Batches of eight rows: every piece of a batch in flight before the first conversion
+      // (the bf16 pieces are copied, so a lane holds one piece and one scale per row).
+      constexpr int kRowsPerBatch = 8;
+      const uint32_t valid_rows = __ballot_sync(0xffffffffu, my_valid);  // bit r: row r
 #pragma unroll 1
       for (int r0 = 0; r0 < 16; r0 += kRowsPerBatch) {
         RawPieces raw[kRowsPerBatch];
-        bool valid[kRowsPerBatch];
+        load_batch<Rows>(pool, tile, raw, my_addr, r0);
 #pragma unroll
-        for (int b = 0; b < kRowsPerBatch; ++b) {
-          valid[b] = __shfl_sync(0xffffffffu, my_valid, r0 + b);
-          RowAddr addr;
-          addr.data = reinterpret_cast<const uint8_t*>(
-              __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(my_addr.data), r0 + b));
-          addr.scale = reinterpret_cast<const uint8_t*>(
-              __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(my_addr.scale), r0 + b));
-          if (valid[b]) raw[b] = Rows::load(addr, lane_);
-        }
-#pragma unroll
-        for (int b = 0; b < kRowsPerBatch; ++b) {
-          const int row = warp_ * 16 + r0 + b;
-          Rows::convert(raw[b], lane_, [&](int g, uint4 bits) {
-            if (!valid[b]) bits = make_uint4(0, 0, 0, 0);
-            *reinterpret_cast<uint4*>(tile + tile_chunk_offset(row, g)) = bits;
-          });
+        for (int r = 0; r < kRowsPerBatch; ++r) {
+          const bool valid = (valid_rows >> (r0 + r)) & 1u;
+          const int row = warp_ * 16 + r0 + r;
+          if (lane_ < Rows::kQuantLanes) {
+            Rows::convert(raw[r], lane_, [&](int g, uint4 bits) {
+              if (!valid) bits = make_uint4(0, 0, 0, 0);
+              *reinterpret_cast<uint4*>(tile + tile_chunk_offset(row, g)) = bits;
+            });
+          }
         }
       }
       ptx::fence_proxy_async_shared();
     }
+    // The stage completes when this thread's copies have landed (and every producer thread
+    // has arrived, its valid flags and dequantized groups written); the consumers fence the
+    // copies for wgmma.
+    ptx::cp_async_mbarrier_arrive(s_.full(stage));
     ptx::mbarrier_arrive(s_.full(stage));
     ++step_;
+  }
+
+  // Lane rr's row addresses, broadcast to the warp.
+  template <class Rows>
+  __device__ static RowAddr shuffle_row(const RowAddr& mine, int rr) {
+    RowAddr r;
+    r.data = reinterpret_cast<const uint8_t*>(
+        __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(mine.data), rr));
+    if constexpr (Rows::kScaleApart) {
+      r.scale = reinterpret_cast<const uint8_t*>(
+          __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(mine.scale), rr));
+    }
+    return r;
+  }
+
+  // cp.async of the pieces of row rr of the warp that the format stores as bf16; an invalid
+  // row's become zeros without its address being read.
+  template <class Rows>
+  __device__ void copy_pieces(const portable::PoolView& pool, uint8_t* tile, int rr,
+                              const RowAddr& addr) const {
+    const bool valid = addr.data != nullptr;
+    const int row = warp_ * 16 + rr;
+#pragma unroll
+    for (int i = lane_; i < Rows::kCopyPieces; i += 32) {
+      ptx::cp_async_cg_16_zfill(tile + tile_chunk_offset(row, Rows::kCopyGroup0 + i),
+                                valid ? addr.data + Rows::kCopyOffset + 16 * i : pool.data,
+                                valid);
+    }
+  }
+
+  // Issues the loads of rows [r0, r0 + N) of the warp's sixteen (invalid rows load nothing)
+  // and the copies of their bf16 pieces.
+  template <class Rows, int N>
+  __device__ void load_batch(const portable::PoolView& pool, uint8_t* tile, RawPieces (&raw)[N],
+                             const RowAddr& my_addr, int r0) const {
+#pragma unroll
+    for (int r = 0; r < N; ++r) {
+      const RowAddr addr = shuffle_row<Rows>(my_addr, r0 + r);
+      if (addr.data != nullptr && lane_ < Rows::kQuantLanes) raw[r] = Rows::load(addr, lane_);
+      copy_pieces<Rows>(pool, tile, r0 + r, addr);
+    }
   }
 
   const AttendParams& p_;
