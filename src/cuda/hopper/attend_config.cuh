@@ -38,7 +38,6 @@ struct HopperConfig {
   static constexpr int D_BLOCKS = D / 64;
   static constexpr int TILE_BYTES = D_BLOCKS * BLOCK_BYTES;
   static constexpr int CHUNKS = D / 8;      // 16-byte groups of 8 values per row
-  static constexpr int V_CHUNKS = DV / 8;   // the groups that are also V
   static_assert(D % 64 == 0 && HT == 64 && BN == 64);
 
   // The V scan (large_v.hpp): V is d_v blocks 0..7 of a stage, its first V_BYTES bytes, which

@@ -3,13 +3,13 @@
 //
 // A CTA computes 64 heads of one token over a range of that token's selected entries (main
 // pool first, then extra pool), 64 entries per step, with three warpgroups:
-//   producer (warpgroup 0, registers cut to 88): per item, Q into a swizzled tile (cp.async);
-//     per step, the 64 selected rows into a two-stage ring of swizzled bf16 tiles: bf16 rows
-//     by cp.async, handed over without waiting for them (the copies complete the stage's
-//     mbarrier), quantized rows loaded into registers as 16-byte pieces (the next step's rows
-//     prefetched into L2 meanwhile), dequantized and stored. Invalid entries become zero rows
-//     and are flagged.
-//   consumers (warpgroups 1 and 2, registers raised to 208): consumer c computes
+//   producer (warpgroup 0, registers cut to 104): per item, Q into a swizzled tile
+//     (cp.async); per step, the 64 selected rows into a two-stage ring of swizzled bf16 tiles:
+//     pieces stored as bf16 (bf16 rows, the RoPE of fp8 rows) by cp.async, handed over without
+//     waiting for them (the copies complete the stage's mbarrier); quantized pieces loaded
+//     into registers eight rows per warp at a time (the next step's rows prefetched into L2
+//     meanwhile), dequantized and stored. Invalid entries become zero rows and are flagged.
+//   consumers (warpgroups 1 and 2, registers raised to 200): consumer c computes
 //     S[:, 32c : 32c + 32] = Q·K^T with wgmma (both operands in shared memory), the two
 //     exchange row maxima through shared memory (online softmax in the exp2 domain), write P
 //     as bf16 into a shared tile, and each accumulates O[:, 256c : 256c + 256] += P·V with
