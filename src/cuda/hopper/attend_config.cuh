@@ -40,12 +40,12 @@ struct HopperConfig {
   static constexpr int CHUNKS = D / 8;      // 16-byte groups of 8 values per row
   static_assert(D % 64 == 0 && HT == 64 && BN == 64);
 
-  // The V scan (large_v.hpp): V is d_v blocks 0..7 of a stage, its first V_BYTES bytes, which
-  // each consumer thread reads V_SCAN_CHUNKS 16-byte chunks of.
+  // The V scan (p_rounding.hpp): V is d_v blocks 0..7 of a stage, its first V_BYTES bytes, which
+  // each consumer thread reads V_SCAN_CHUNKS 16-byte chunks of, the first half in blocks 0..3.
   static constexpr int V_BYTES = (DV / 64) * BLOCK_BYTES;
   static constexpr int CONSUMER_WARPS = 4 * CONSUMERS;
   static constexpr int V_SCAN_CHUNKS = V_BYTES / 16 / (128 * CONSUMERS);
-  static_assert(V_BYTES % (16 * 128 * CONSUMERS) == 0);
+  static_assert(V_BYTES % (16 * 128 * CONSUMERS * 2) == 0, "two halves of whole chunks");
 
   // Shared memory, bytes from a 1024-aligned base (the swizzle phase is address bits 7-9).
   static constexpr int Q_OFF = 0;                                   // [HT][D] swizzled
@@ -54,8 +54,9 @@ struct HopperConfig {
   static constexpr int ROWMAX_OFF = P_OFF + BLOCK_BYTES;           // [CONSUMERS][HT] f32
   static constexpr int ROWSUM_OFF = ROWMAX_OFF + CONSUMERS * HT * 4;  // [CONSUMERS][HT] f32
   static constexpr int VALID_OFF = ROWSUM_OFF + CONSUMERS * HT * 4;   // [STAGES][BN] u8
-  static constexpr int LARGE_OFF = VALID_OFF + STAGES * BN;        // [CONSUMER_WARPS] u32
-  static constexpr int BAR_OFF = LARGE_OFF + CONSUMER_WARPS * 4;   // mbarriers, below
+  static constexpr int RESIDUAL_FLAGS_OFF = VALID_OFF + STAGES * BN;  // [CONSUMER_WARPS] u32
+  static constexpr int V_MAX_OFF = RESIDUAL_FLAGS_OFF + CONSUMER_WARPS * 4;  // [..][2] u32
+  static constexpr int BAR_OFF = V_MAX_OFF + CONSUMER_WARPS * 2 * 4;  // mbarriers, below
   static constexpr int BAR_FULL = 0;                // [STAGES] producer -> consumers
   static constexpr int BAR_EMPTY = STAGES;          // [STAGES] consumers -> producer
   static constexpr int BAR_Q_FULL = 2 * STAGES;     // Q of the item is in
@@ -64,7 +65,7 @@ struct HopperConfig {
   static constexpr int USED_BYTES = BAR_OFF + BARRIERS * 8;
   // The dynamic shared memory base is only 16-byte aligned: ask for room to align it.
   static constexpr int SMEM_BYTES = USED_BYTES + 1024;
-  static_assert(BAR_OFF % 8 == 0 && LARGE_OFF % 16 == 0 && P_OFF % 1024 == 0 &&
+  static_assert(BAR_OFF % 8 == 0 && RESIDUAL_FLAGS_OFF % 16 == 0 && P_OFF % 1024 == 0 &&
                 STAGE_OFF % 1024 == 0);
   static_assert(SMEM_BYTES <= 227 * 1024, "one CTA per SM within the H100/H200 opt-in limit");
 

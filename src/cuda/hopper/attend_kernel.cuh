@@ -14,8 +14,9 @@
 //     exchange row maxima through shared memory (online softmax in the exp2 domain), write P
 //     as bf16 into a shared tile, and each accumulates O[:, 256c : 256c + 256] += P·V with
 //     wgmma (V is the K tile read MN-major: no transposed copy). While S runs, the consumers
-//     scan V: when a step's V holds a value of magnitude >= 0.5, P's bf16 rounding error could
-//     exceed SPEC's bound, and the step also adds (P - bf16(P))·V (large_v.hpp).
+//     scan V for its largest magnitude per d_v half; with P's actual bf16 rounding that bounds
+//     what rounding P costs out, and a step that would take the bound past its budget also
+//     adds (P - bf16(P))·V (p_rounding.hpp).
 // One-pass mode writes the final bf16 out / lse / max_logits; split mode (a plan is given)
 // writes f32 partials per segment for the portable combine kernel. The results are a pure
 // function of the inputs and the plan: every sum runs in a fixed order.
@@ -30,7 +31,7 @@
 #include "cuda/hopper/attend_config.cuh"
 #include "cuda/hopper/attend_variants.hpp"
 #include "cuda/hopper/kv_groups.cuh"
-#include "cuda/hopper/large_v.hpp"
+#include "cuda/hopper/p_rounding.hpp"
 #include "cuda/portable/attend_params.hpp"
 #include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/cp_async.cuh"
@@ -59,7 +60,8 @@ struct SharedState {
         row_max(reinterpret_cast<float*>(base + C::ROWMAX_OFF)),
         row_sum(reinterpret_cast<float*>(base + C::ROWSUM_OFF)),
         valid(base + C::VALID_OFF),
-        large(reinterpret_cast<uint32_t*>(base + C::LARGE_OFF)),
+        needs_residual(reinterpret_cast<uint32_t*>(base + C::RESIDUAL_FLAGS_OFF)),
+        v_max(reinterpret_cast<uint32_t*>(base + C::V_MAX_OFF)),
         bars(reinterpret_cast<uint64_t*>(base + C::BAR_OFF)) {}
 
   __device__ uint8_t* stage(int s) const { return stages + s * C::TILE_BYTES; }
@@ -74,7 +76,8 @@ struct SharedState {
   float* row_max;       // [CONSUMERS][HT]
   float* row_sum;       // [CONSUMERS][HT]
   uint8_t* valid;       // [STAGES][BN]
-  uint32_t* large;      // [CONSUMER_WARPS]: per consumer warp, "the step's V needs the residual"
+  uint32_t* needs_residual;  // [CONSUMER_WARPS]: per consumer warp, "the step needs the residual"
+  uint32_t* v_max;      // [CONSUMER_WARPS][2]: per consumer warp, |V| bits seen per d_v half
   uint64_t* bars;
 };
 
@@ -298,6 +301,7 @@ class Consumer {
     for (int i = 0; i < 128; ++i) o_[i] = 0.0f;
     m_[0] = m_[1] = -INFINITY;
     l_[0] = l_[1] = 0.0f;
+    err_[0][0] = err_[0][1] = err_[1][0] = err_[1][1] = 0.0f;
     const ItemRanges r(p_, token, lo, hi);
     const int steps = ItemRanges::steps<C::BN>(r.main_lo, r.main_hi) +
                       ItemRanges::steps<C::BN>(r.extra_lo, r.extra_hi);
@@ -331,8 +335,13 @@ class Consumer {
       }
     }
     ptx::wgmma_commit();
-    const bool warp_large = __any_sync(0xffffffffu, v_needs_residual(tile));
-    if (lane_ == 0) s_.large[threadIdx.x / 32 - 4] = warp_large;
+    uint32_t v_bits[2];
+    v_magnitudes(tile, v_bits);
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      v_bits[c] = __reduce_max_sync(0xffffffffu, v_bits[c]);
+      if (lane_ == 0) s_.v_max[(threadIdx.x / 32 - 4) * 2 + c] = v_bits[c];
+    }
     ptx::wgmma_wait<0>();
     ptx::wgmma_fence_operands(s);
 
@@ -359,10 +368,14 @@ class Consumer {
       if (lane_ % 4 == 0) s_.row_max[wg_ * C::HT + row0_ + 8 * h] = mx[h];
     }
     ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
-    const uint4 large0 = ptx::ld_shared_u4(s_.large);
-    const uint4 large1 = ptx::ld_shared_u4(s_.large + 4);
-    const bool residual = (large0.x | large0.y | large0.z | large0.w | large1.x | large1.y |
-                           large1.z | large1.w) != 0;
+    float v_bound[2];  // |V| bound of each d_v half of the step
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      uint32_t bits = 0;
+#pragma unroll
+      for (int w = 0; w < C::CONSUMER_WARPS; ++w) bits = max(bits, s_.v_max[2 * w + c]);
+      v_bound[c] = v_magnitude_bound(bits);
+    }
     float alpha[2];
     bool moved = false;  // some row of this thread moved its maximum: O needs rescaling
 #pragma unroll
@@ -387,8 +400,41 @@ class Consumer {
       m_[h] = m_new;
     }
     store_p(s, /*residual=*/false);
+
+    // The step's verdict (p_rounding.hpp): without the residual, would every thread of both
+    // consumers stay within its rounding budget?
+    float err_new[2][2];
+    bool over = false;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float rounding = 0.0f;  // sum of |p - bf16(p)| over this thread's columns of the row
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const float x = s[4 * j + 2 * h];
+        const float y = s[4 * j + 2 * h + 1];
+        const uint32_t hi = ptx::float2_to_bf16x2_rn(x, y);
+        rounding += fabsf(x - __uint_as_float(hi << 16)) +
+                    fabsf(y - __uint_as_float(hi & 0xFFFF0000u));
+      }
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        err_new[c][h] = err_[c][h] * alpha[h] + rounding * v_bound[c];
+        over |= !within_rounding_budget(err_new[c][h], l_[h]);
+      }
+    }
+    const bool warp_over = __any_sync(0xffffffffu, over);
+    if (lane_ == 0) s_.needs_residual[threadIdx.x / 32 - 4] = warp_over;
     ptx::fence_proxy_async_shared();
     ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
+    const uint4 verdict0 = ptx::ld_shared_u4(s_.needs_residual);
+    const uint4 verdict1 = ptx::ld_shared_u4(s_.needs_residual + 4);
+    const bool residual = (verdict0.x | verdict0.y | verdict0.z | verdict0.w | verdict1.x |
+                           verdict1.y | verdict1.z | verdict1.w) != 0;
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) err_[c][h] = residual ? err_[c][h] * alpha[h] : err_new[c][h];
+    }
 
     // A whole warp skips the 128 multiplies by 1 (the usual case once the maxima settle).
     if (__any_sync(0xffffffffu, moved)) {
@@ -414,21 +460,27 @@ class Consumer {
     ++step_;
   }
 
-  // Whether the stage's V holds a value that needs the residual product (large_v.hpp): this
-  // thread's share of V, consecutive 16-byte chunks across the consumer threads (no bank
-  // conflicts; V is the first V_BYTES of the tile, unswizzled order does not matter).
-  __device__ bool v_needs_residual(const uint8_t* tile) const {
+  // The largest |V| of this thread's share of each d_v half of the stage, as bf16 magnitude
+  // bits (a NaN above every number): consecutive 16-byte chunks across the consumer threads
+  // (no bank conflicts; V is the first V_BYTES of the tile, unswizzled order does not
+  // matter), the first half of a thread's chunks in d_v blocks 0..3, the rest in 4..7.
+  __device__ void v_magnitudes(const uint8_t* tile, uint32_t (&bits)[2]) const {
     const int t = static_cast<int>(threadIdx.x) - 128;
-    uint32_t a = 0, b = 0;  // the largest magnitudes seen, bf16x2
+    constexpr int kHalf = C::V_SCAN_CHUNKS / 2;
 #pragma unroll
-    for (int k = 0; k < C::V_SCAN_CHUNKS; ++k) {
-      const uint4 v = ptx::ld_shared_u4(tile + 16 * (t + C::CONSUMER_THREADS * k));
-      a = ptx::max_abs_bf16x2(a, v.x);
-      b = ptx::max_abs_bf16x2(b, v.y);
-      a = ptx::max_abs_bf16x2(a, v.z);
-      b = ptx::max_abs_bf16x2(b, v.w);
+    for (int c = 0; c < 2; ++c) {
+      uint32_t a = 0, b = 0;  // the largest magnitudes seen, bf16x2 (sign bits meaningless)
+#pragma unroll
+      for (int k = 0; k < kHalf; ++k) {
+        const uint4 v = ptx::ld_shared_u4(tile + 16 * (t + C::CONSUMER_THREADS * (kHalf * c + k)));
+        a = ptx::max_abs_bf16x2(a, v.x);
+        b = ptx::max_abs_bf16x2(b, v.y);
+        a = ptx::max_abs_bf16x2(a, v.z);
+        b = ptx::max_abs_bf16x2(b, v.w);
+      }
+      const uint32_t m = ptx::max_abs_bf16x2(a, b);
+      bits[c] = max(m & 0x7FFFu, (m >> 16) & 0x7FFFu);
     }
-    return large_v_bits(ptx::max_abs_bf16x2(a, b)) != 0;
   }
 
   // P (or its residual p - bf16(p)) as bf16 into this consumer's 32 columns of the P tile.
@@ -535,6 +587,7 @@ class Consumer {
   float o_[128];  // O[:, this consumer's 256 columns], wgmma m64n256 fragment layout
   float m_[2];    // running max of rows row0_, row0_ + 8 (exp2 domain)
   float l_[2];    // this thread's share of their running sums
+  float err_[2][2];  // per d_v half, rows row0_, row0_ + 8: this thread's P rounding bound
 };
 
 // One CTA per (work unit, head tile), the head tile fastest so the CTAs of one token run

@@ -1,0 +1,43 @@
+// What rounding P to bf16 for the P·V wgmma may cost `out`, and when a step of the Hopper
+// consumers must also add the residual product (P - bf16(P))·V. Host and device code, so the
+// CPU tests check it.
+//
+// For one element of out (head row h, d_v column n), rounding P errs by
+//   |sum_j d_j V[j][n]| / l  <=  sum_j |d_j| M / l,   d_j = bf16(p_j) - p_j,
+// where l is the row's softmax sum and M bounds |V| over the step's columns of n's half of d_v
+// (the half a consumer accumulates). d_j is known exactly where P is rounded (a difference of
+// neighbouring floats), so the bound uses the actual rounding, not the worst case 2^-8 p_j:
+// on typical data it is about a quarter of the worst case, which is what lets a step whose V
+// holds values near 1 skip the second product.
+//
+// Each consumer thread keeps, for its columns of rows h over the steps it owns, the running
+// sum of |d_j| M, rescaled with its share of l. While every thread's sum stays within
+// kRoundingBudget times its share, the shares add up to an error of at most kRoundingBudget
+// on out, under SPEC's absolute 1e-3 (the margin covers the check's own float rounding). A
+// step that would take some thread past its budget adds the residual product instead and
+// nothing to the sums: the residual, itself rounded to bf16, errs by 2^-8 of d_j, under 2^-16
+// max|V| (below 1e-3 while |V| < 65; such a V breaks SPEC's bound on bf16 inputs anyway).
+#pragma once
+
+#include <cstdint>
+
+#include "formats/numeric.hpp"
+
+namespace smla::hopper {
+
+inline constexpr float kRoundingBudget = 0.9e-3f;
+
+// The magnitude of a bf16 value from its bits with the sign cleared (0..0x7FFF), as a bound on
+// |V|: infinite for an infinity or a NaN, so that the step takes the residual product.
+SMLA_HD constexpr float v_magnitude_bound(uint32_t magnitude_bits) {
+  return fmt::float_from_bits(magnitude_bits >= 0x7F80u ? fmt::kF32InfBits
+                                                        : magnitude_bits << 16);
+}
+
+// Whether a thread's running rounding sum `total` (this step's included) stays within the
+// budget of its share `l` of the softmax sum; false for a NaN or an infinite total.
+SMLA_HD constexpr bool within_rounding_budget(float total, float l) {
+  return total <= kRoundingBudget * l;
+}
+
+}  // namespace smla::hopper

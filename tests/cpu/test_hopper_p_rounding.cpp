@@ -1,0 +1,99 @@
+// The Hopper consumers' P rounding budget (src/cuda/hopper/p_rounding.hpp): the |V| bound for
+// every bf16 magnitude, the budget test, and a crafted step showing why the actual rounding
+// (not a |V| threshold alone) has to decide the residual product.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "cuda/hopper/p_rounding.hpp"
+#include "formats/numeric.hpp"
+
+namespace smla::hopper {
+namespace {
+
+TEST(HopperPRounding, VBoundIsTheMagnitudeOfEveryBf16AndInfiniteForInfOrNan) {
+  for (uint32_t bits = 0; bits <= 0x7FFF; ++bits) {
+    const float v = fmt::bf16_to_float(static_cast<uint16_t>(bits));
+    const float bound = v_magnitude_bound(bits);
+    if (std::isfinite(v)) {
+      ASSERT_EQ(bound, v) << std::hex << bits;
+    } else {
+      ASSERT_TRUE(std::isinf(bound) && bound > 0) << std::hex << bits;
+    }
+  }
+}
+
+TEST(HopperPRounding, BudgetRejectsNanAndInfiniteTotals) {
+  EXPECT_TRUE(within_rounding_budget(0.0f, 0.0f));
+  EXPECT_TRUE(within_rounding_budget(kRoundingBudget, 1.0f));
+  EXPECT_FALSE(within_rounding_budget(std::nextafter(kRoundingBudget, 1.0f), 1.0f));
+  EXPECT_FALSE(within_rounding_budget(NAN, 1.0f));
+  EXPECT_FALSE(within_rounding_budget(INFINITY, 1e30f));
+}
+
+float round_bf16(float x) {
+  return fmt::bf16_to_float(fmt::float_to_bf16_rne(x));
+}
+
+// Weights just below and just above the midpoint 0.5 + 2^-9, which round down and up to the
+// neighbouring bf16 values, next to V = +0.499 and -0.499: the reference nearly cancels while
+// the rounding errors add. Every |V| is below 0.5, so the old threshold test skipped the
+// residual, and out's error exceeds SPEC's bound; the budget takes the residual.
+TEST(HopperPRounding, CraftedStepBelowTheOldThresholdNeedsTheResidual) {
+  constexpr int n = 64;
+  std::vector<float> p(n), v(n);
+  for (int j = 0; j < n; ++j) {
+    const bool down = j < n / 2;
+    p[j] = down ? 0.5f + 0x1p-9f - 0x1p-20f : 0.5f + 0x1p-9f + 0x1p-20f;
+    v[j] = down ? 0.4990234375f : -0.4990234375f;
+  }
+  double ref = 0, got = 0, l = 0;
+  float rounding = 0.0f, v_max = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    ref += double{p[j]} * v[j];
+    got += double{round_bf16(p[j])} * v[j];
+    l += p[j];
+    rounding += std::fabs(p[j] - round_bf16(p[j]));
+    v_max = std::fmax(v_max, std::fabs(v[j]));
+  }
+  ref /= l;
+  got /= l;
+  ASSERT_LT(v_max, 0.5f);
+  EXPECT_GT(std::fabs(got - ref), 1e-3 + std::fabs(ref) / 64) << "the crafted step must break SPEC";
+  EXPECT_FALSE(within_rounding_budget(rounding * v_max, static_cast<float>(l)));
+}
+
+// Random weights: whenever the budget lets a step skip the residual, out's rounding error is
+// within it (the bound holds for every column, whatever V's signs).
+TEST(HopperPRounding, SkippedStepsStayWithinTheBudget) {
+  uint32_t state = 12345;
+  auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<float>(state >> 8) / 16777216.0f;
+  };
+  int skipped = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    constexpr int n = 64;
+    const float scale = 0.05f + 0.5f * next();
+    double err = 0, l = 0;
+    float rounding = 0.0f, v_max = 0.0f;
+    for (int j = 0; j < n; ++j) {
+      const float p = std::exp2(-8.0f * next());
+      const float v = scale * (2.0f * next() - 1.0f);
+      err += (double{round_bf16(p)} - p) * v;
+      l += p;
+      rounding += std::fabs(p - round_bf16(p));
+      v_max = std::fmax(v_max, std::fabs(v));
+    }
+    if (within_rounding_budget(rounding * v_max, static_cast<float>(l))) {
+      ++skipped;
+      ASSERT_LE(std::fabs(err) / l, kRoundingBudget * 1.0001) << trial;
+    }
+  }
+  EXPECT_GT(skipped, 100);  // the budget does let typical steps skip the second product
+}
+
+}  // namespace
+}  // namespace smla::hopper
