@@ -389,5 +389,17 @@ TEST_F(Cli, QuickCpuBenchPassesItsCheck) {
   }
 }
 
+TEST_F(Cli, BenchMatchRunsOnlyTheRowsThatContainItsText) {
+  const CliResult r = run_cli("bench --quick --backend cpu --match h_q=64 --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"workload\":\"V4 prefill\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"workload\":\"V4 decode\""), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"workload\":\"V3.2"), std::string::npos) << r.out;
+
+  const CliResult none = run_cli("bench --quick --backend cpu --match no-such-row --json");
+  EXPECT_EQ(none.exit_code, 2) << none.out;
+  EXPECT_NE(none.out.find("no-such-row"), std::string::npos) << none.out;
+}
+
 }  // namespace
 }  // namespace smla::cli

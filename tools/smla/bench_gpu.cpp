@@ -283,17 +283,18 @@ std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::strin
   {
     Timer timer(stream);
     report.ceilings = measure_ceilings(stream, timer, reps);
+    // A row's seed is its position, so a row has the same data whichever rows run with it.
     uint64_t seed = 2026;
     bool first_prefill = true, first_decode = true;
     for (const Anchor& anchor : kAnchors) {
-      const bool wanted = options.rows == RowSelection::all ||
-                          (options.rows == RowSelection::decode) == anchor.decode;
+      const Workload workload = anchor_workload(anchor);
+      const uint64_t row_seed = seed++;
       bool& first = anchor.decode ? first_decode : first_prefill;
-      if (!wanted || (options.quick && !first)) continue;
+      if (!options.selects(workload) || (options.quick && !first)) continue;
       first = false;
       BenchRow row;
       row.anchor_us = anchor.flashmla_us;
-      if (!run_row(anchor_workload(anchor), reps, seed++, stream, timer, &row, why_not)) {
+      if (!run_row(workload, reps, row_seed, stream, timer, &row, why_not)) {
         cudaStreamDestroy(stream);
         return std::nullopt;
       }

@@ -22,6 +22,12 @@ std::string check_text(const BenchRow& row) {
 
 }  // namespace
 
+bool BenchOptions::selects(const Workload& workload) const {
+  if (rows != RowSelection::all && (rows == RowSelection::decode) != workload.decode) return false;
+  return match.empty() ||
+         (workload.shape_text() + " " + workload.format_text()).find(match) != std::string::npos;
+}
+
 bool BenchReport::all_passed() const {
   bool any_ran = false;
   for (const BenchRow& row : rows) {

@@ -19,6 +19,10 @@ struct BenchOptions {
   std::string backend;  // auto | cpu | portable | hopper
   bool quick = false;
   bool json = false;
+  std::string match;  // non-empty: only rows whose "shape format" text contains it
+
+  // Whether a row of `workload` runs: its kind per --rows, its text per --match.
+  bool selects(const Workload& workload) const;
 };
 
 inline constexpr double kNotMeasured = NAN;

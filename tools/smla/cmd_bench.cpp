@@ -15,7 +15,7 @@ namespace {
 
 const CommandSpec kSpec{
     "bench",
-    "smla bench [--rows prefill|decode|all] [--reps N] [--backend B] [--quick]",
+    "smla bench [--rows prefill|decode|all] [--match TEXT] [--reps N] [--backend B] [--quick]",
     "Runs DeepSeek-V3.2 (d_qk 576, fp8_v32, 128 heads, top-k 2048) and V4 (d_qk 512, fp8_ds_mla,\n"
     "64 heads, sink, extra pool) shaped prefill and decode workloads. Each row is first checked\n"
     "against a float64 evaluation of SPEC section 1 on a sample of tokens with SPEC's tolerances;\n"
@@ -24,6 +24,8 @@ const CommandSpec kSpec{
     "events, median), the device's copy and bf16 GEMM ceilings, and FlashMLA's H200 time per row.\n"
     "Without one: the CPU reference backend, T scaled down so it finishes in seconds.",
     {{"--rows", "R", "prefill | decode | all (default all)"},
+     {"--match", "TEXT",
+      "only the rows whose shape and format, as printed, contain TEXT (e.g. 'topk=16384')"},
      {"--reps", "N", "timed repetitions, median reported (default: CPU 3, GPU 20)"},
      {"--backend", "B", "auto | cpu | portable | hopper (default auto; sets SMLA_BACKEND)"},
      {"--quick", nullptr, "fewer tokens on the CPU, the first row of each kind on the GPU"}},
@@ -59,6 +61,7 @@ int bench_command(const std::vector<std::string>& argv) {
   options.backend = args.value("--backend").value_or("auto");
   options.quick = args.flag("--quick");
   options.json = args.json();
+  options.match = args.value("--match").value_or("");
   if (options.backend != "auto" && options.backend != "cpu" && options.backend != "portable" &&
       options.backend != "hopper") {
     throw usage_error("--backend expects auto, cpu, portable or hopper, got '" + options.backend +
@@ -70,6 +73,10 @@ int bench_command(const std::vector<std::string>& argv) {
   }
 
   const BenchReport report = run(options);
+  if (report.rows.empty()) {
+    throw usage_error("no " + std::string(report.gpu ? "GPU" : "CPU") +
+                      " bench row matches --rows and --match '" + options.match + "'");
+  }
   if (options.json) {
     std::printf("%s\n", report_json(report).str().c_str());
   } else {
