@@ -125,10 +125,12 @@ SMLA_HD constexpr uint8_t float_to_e4m3_satfinite_rne(float x) {
 // ---- UE8M0 power-of-two scales -----------------------------------------------------------
 
 // 2^(b - 127). b = 0 is the f32 subnormal 2^-127; b = 255 is the OCP NaN encoding.
+// Selects, not early returns: GPU producers decode one per quantized piece, and the
+// returns compiled to a branch of about ten instructions there.
 SMLA_HD constexpr float ue8m0_to_float(uint8_t b) {
-  if (b == 0) return float_from_bits(0x00400000u);
-  if (b == 0xFF) return float_from_bits(kF32QuietNanBits);
-  return float_from_bits(static_cast<uint32_t>(b) << 23);
+  const uint32_t normal = static_cast<uint32_t>(b) << 23;
+  const uint32_t bits = b == 0 ? 0x00400000u : (b == 0xFF ? kF32QuietNanBits : normal);
+  return float_from_bits(bits);
 }
 
 // The UE8M0 byte 127 + log2(s) of a normal power of two `s` (every fp8_tile_scale result).

@@ -206,18 +206,15 @@ class Producer {
       // Batches of eight rows: every piece of a batch in flight before the first conversion
       // (the bf16 pieces are copied, so a lane holds one piece and one scale per row).
       constexpr int kRowsPerBatch = 8;
-      const uint32_t valid_rows = __ballot_sync(0xffffffffu, my_valid);  // bit r: row r
 #pragma unroll 1
       for (int r0 = 0; r0 < 16; r0 += kRowsPerBatch) {
         RawPieces raw[kRowsPerBatch];
         load_batch<Rows>(pool, tile, raw, my_addr, r0);
 #pragma unroll
         for (int r = 0; r < kRowsPerBatch; ++r) {
-          const bool valid = (valid_rows >> (r0 + r)) & 1u;
           const int row = warp_ * 16 + r0 + r;
           if (lane_ < Rows::kQuantLanes) {
             Rows::convert(raw[r], lane_, [&](int g, uint4 bits) {
-              if (!valid) bits = make_uint4(0, 0, 0, 0);
               *reinterpret_cast<uint4*>(tile + tile_chunk_offset(row, g)) = bits;
             });
           }
@@ -261,15 +258,18 @@ class Producer {
     }
   }
 
-  // Issues the loads of rows [r0, r0 + N) of the warp's sixteen (invalid rows load nothing)
-  // and the copies of their bf16 pieces.
+  // Issues the loads of rows [r0, r0 + N) of the warp's sixteen and the copies of their bf16
+  // pieces. An invalid row loads nothing: its pieces are zero bits with a zero scale, which
+  // every format converts to +0 (the zero row an invalid entry must be), so the conversion
+  // needs no per-group select.
   template <class Rows, int N>
   __device__ void load_batch(const portable::PoolView& pool, uint8_t* tile, RawPieces (&raw)[N],
                              const RowAddr& my_addr, int r0) const {
 #pragma unroll
     for (int r = 0; r < N; ++r) {
       const RowAddr addr = shuffle_row<Rows>(my_addr, r0 + r);
-      if (addr.data != nullptr && lane_ < Rows::kQuantLanes) raw[r] = Rows::load(addr, lane_);
+      raw[r] = addr.data != nullptr && lane_ < Rows::kQuantLanes ? Rows::load(addr, lane_)
+                                                                 : RawPieces{};
       copy_pieces<Rows>(pool, tile, r0 + r, addr);
     }
   }

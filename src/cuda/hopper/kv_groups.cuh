@@ -42,9 +42,9 @@ struct RowAddr {
 };
 
 struct RawPieces {
-  uint4 bits;      // quantized piece `lane`
-  uint32_t scale;  // the raw bits of its scale, decoded only in convert: a decode in load
-                   // would wait for the load before the next row's is issued
+  uint4 bits = {0, 0, 0, 0};  // quantized piece `lane`
+  uint32_t scale = 0;         // the raw bits of its scale, decoded only in convert: a decode
+                              // in load would wait for the load before the next row's is issued
 };
 
 __device__ __forceinline__ uint4 load_u4(const uint8_t* p) {
