@@ -257,7 +257,10 @@ class Producer {
     // producer threads too); the consumers fence the copies for wgmma.
     ptx::cp_async_mbarrier_arrive(s_.full(stage));
     ptx::mbarrier_arrive(s_.full(stage));
-    if (paired_) ptx::mbarrier_arrive_cluster(peer(s_.full(stage)));
+    if (paired_) {  // the peer's full barrier counts this warp's 32 threads
+      __syncwarp();
+      if (lane_ == 0) ptx::mbarrier_arrive_cluster(peer(s_.full(stage)), 32);
+    }
     ++step_;
   }
 
@@ -510,9 +513,12 @@ class Consumer {
       accumulate_pv(tile);
     }
     ptx::mbarrier_arrive(s_.empty(stage));
-    if (paired_) {  // the peer's producer also writes into this CTA's stage
-      ptx::mbarrier_arrive_cluster(
-          ptx::map_to_rank(ptx::smem_u32(s_.empty(stage)), ptx::cluster_ctarank() ^ 1u));
+    if (paired_) {  // the peer's producer also writes into this stage: its barrier counts this warp
+      __syncwarp();
+      if (lane_ == 0) {
+        ptx::mbarrier_arrive_cluster(
+            ptx::map_to_rank(ptx::smem_u32(s_.empty(stage)), ptx::cluster_ctarank() ^ 1u), 32);
+      }
     }
     ++step_;
   }

@@ -49,10 +49,13 @@ __device__ __forceinline__ void st_shared_cluster_u4(uint32_t addr, uint4 v) {
                : "memory");
 }
 
-// Arrives once on a barrier in any CTA of the cluster, releasing this thread's earlier
-// writes (to any CTA's shared memory) at cluster scope.
-__device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t bar) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar)
+// Arrives `count` times on a barrier in any CTA of the cluster, releasing this thread's
+// earlier writes (to any CTA's shared memory) at cluster scope. One elected lane arriving for
+// its warp (after __syncwarp, which orders the other lanes' writes before it) keeps the
+// remote arrivals few: each one is a round trip to the peer's shared memory.
+__device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0], %1;\n" ::"r"(bar),
+               "r"(count)
                : "memory");
 }
 
