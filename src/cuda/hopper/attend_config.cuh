@@ -18,10 +18,6 @@ struct HopperConfig {
   // [32c, 32c + 32) of the step and O for d_v columns [256c, 256c + 256): the O accumulator
   // is 64 x 256 f32 per warpgroup, 128 registers per thread.
   static constexpr int HT = 64;
-  // With a quantized pool, the two head tiles of h_q > 64 run as a cluster of two CTAs that
-  // each dequantize half of every step's rows into both tiles (launch_attend): the producer,
-  // not the tensor cores, bounds those calls.
-  static constexpr bool CAN_PAIR = MainRows::kQuantLanes > 0 || ExtraRows::kQuantLanes > 0;
   static constexpr int BN = 64;
   static constexpr int STAGES = 2;
   static constexpr int CONSUMERS = 2;

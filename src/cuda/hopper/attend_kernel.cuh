@@ -33,7 +33,6 @@
 #include "cuda/hopper/kv_groups.cuh"
 #include "cuda/hopper/p_rounding.hpp"
 #include "cuda/portable/attend_params.hpp"
-#include "cuda/ptx/cluster.cuh"
 #include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/cp_async.cuh"
 #include "cuda/ptx/fast_math.cuh"
@@ -125,13 +124,8 @@ class Producer {
   using C = HopperConfig<MainRows, ExtraRows>;
 
  public:
-  __device__ Producer(const AttendParams& p, const SharedState<C>& s, bool paired)
-      : p_(p),
-        s_(s),
-        warp_(static_cast<int>(threadIdx.x) / 32),
-        lane_(threadIdx.x % 32),
-        paired_(paired),
-        rank_(paired ? static_cast<int>(ptx::cluster_ctarank()) : 0) {}
+  __device__ Producer(const AttendParams& p, const SharedState<C>& s)
+      : p_(p), s_(s), warp_(static_cast<int>(threadIdx.x) / 32), lane_(threadIdx.x % 32) {}
 
   __device__ void run_item(int token, int head0, int lo, int hi) {
     load_q(token, head0);
@@ -169,14 +163,14 @@ class Producer {
     ptx::mbarrier_arrive(s_.q_full());
   }
 
-  // Warp w fills sixteen rows of each step, tile_row(0..15); lane l < 16 resolves row
-  // tile_row(l)'s slot. A lane reads its slot id one step ahead: the index load's latency
-  // overlaps a step instead of sitting between the consumers' release of a stage and its refill.
+  // Warp w fills rows [16w, 16w + 16) of each step; lane l < 16 resolves row 16w + l's slot.
+  // A lane reads its slot id one step ahead: the index load's latency overlaps a step instead
+  // of sitting between the consumers' release of a stage and its refill.
   template <class Rows>
   __device__ void produce_range(const portable::PoolView& pool, const int32_t* idx, int lo,
                                 int hi) {
     const int steps = ItemRanges::steps<C::BN>(lo, hi);
-    const int my_row = tile_row(lane_ % 16);
+    const int my_row = warp_ * 16 + lane_ % 16;
     int32_t slot = lo + my_row < hi ? idx[lo + my_row] : -1;
 #pragma unroll 1
     for (int i = 0; i < steps; ++i) {
@@ -193,19 +187,12 @@ class Producer {
   template <class Rows>
   __device__ void produce_step(const portable::PoolView& pool, int32_t slot, int32_t next) {
     const int stage = step_ % C::STAGES;
-    const uint32_t empty_parity = ((step_ / C::STAGES) & 1) ^ 1;
-    // Paired, the stage is free once both CTAs' consumers are done with it: this producer
-    // writes into both.
-    if (paired_) {
-      ptx::mbarrier_wait_cluster(s_.empty(stage), empty_parity);
-    } else {
-      ptx::mbarrier_wait(s_.empty(stage), empty_parity);
-    }
+    ptx::mbarrier_wait(s_.empty(stage), ((step_ / C::STAGES) & 1) ^ 1);
     uint8_t* tile = s_.stage(stage);
 
     const bool my_valid = slot >= 0 && slot < pool.slots;
     const RowAddr my_addr = my_valid ? Rows::row(pool, slot) : RowAddr{};
-    if (lane_ < 16) s_.valid[stage * C::BN + tile_row(lane_)] = my_valid;
+    if (lane_ < 16) s_.valid[stage * C::BN + warp_ * 16 + lane_] = my_valid;
 
     if constexpr (Rows::kQuantLanes == 0) {
       // Four rows per iteration: their address shuffles overlap instead of each row's copies
@@ -215,67 +202,32 @@ class Producer {
         copy_pieces<Rows>(pool, tile, rr, shuffle_row<Rows>(my_addr, rr));
       }
     } else {
-      // Paired, this CTA dequantizes the first eight of the warp's rows, into both tiles, and
-      // the peer the other eight.
-      const int dequant_rows = paired_ ? 8 : 16;
-      const uint32_t peer_tile = paired_ ? peer(tile) : 0;
-      if (lane_ < dequant_rows && next >= 0 && next < pool.slots) {
-        Rows::prefetch(Rows::row(pool, next));
-      }
+      if (lane_ < 16 && next >= 0 && next < pool.slots) Rows::prefetch(Rows::row(pool, next));
       // Batches of eight rows: every piece of a batch in flight before the first conversion
       // (the bf16 pieces are copied, so a lane holds one piece and one scale per row).
       constexpr int kRowsPerBatch = 8;
 #pragma unroll 1
-      for (int r0 = 0; r0 < dequant_rows; r0 += kRowsPerBatch) {
+      for (int r0 = 0; r0 < 16; r0 += kRowsPerBatch) {
         RawPieces raw[kRowsPerBatch];
         load_batch<Rows>(pool, tile, raw, my_addr, r0);
 #pragma unroll
         for (int r = 0; r < kRowsPerBatch; ++r) {
-          const int row = tile_row(r0 + r);
+          const int row = warp_ * 16 + r0 + r;
           if (lane_ < Rows::kQuantLanes) {
             Rows::convert(raw[r], lane_, [&](int g, uint4 bits) {
-              const uint32_t offset = tile_chunk_offset(row, g);
-              *reinterpret_cast<uint4*>(tile + offset) = bits;
-              if (paired_) ptx::st_shared_cluster_u4(peer_tile + offset, bits);
+              *reinterpret_cast<uint4*>(tile + tile_chunk_offset(row, g)) = bits;
             });
           }
         }
       }
-      // The rows the peer dequantizes: their bf16 pieces are still copied here.
-#pragma unroll 1
-      for (int rr = dequant_rows; rr < 16; ++rr) {
-        copy_pieces<Rows>(pool, tile, rr, shuffle_row<Rows>(my_addr, rr));
-      }
-      if (paired_) {
-        ptx::fence_proxy_async_shared_cluster();
-      } else {
-        ptx::fence_proxy_async_shared();
-      }
+      ptx::fence_proxy_async_shared();
     }
     // The stage completes when this thread's copies have landed (and every producer thread
-    // has arrived, its valid flags and dequantized groups written; paired, the peer's
-    // producer threads too); the consumers fence the copies for wgmma.
+    // has arrived, its valid flags and dequantized groups written); the consumers fence the
+    // copies for wgmma.
     ptx::cp_async_mbarrier_arrive(s_.full(stage));
     ptx::mbarrier_arrive(s_.full(stage));
-    if (paired_) {  // the peer's full barrier counts this warp's 32 threads
-      __syncwarp();
-      if (lane_ == 0) ptx::mbarrier_arrive_cluster(peer(s_.full(stage)), 32);
-    }
     ++step_;
-  }
-
-  // Tile row of the warp's row j (0..15; lane j resolves its slot). Alone: 16 w + j. Paired:
-  // rows j < 8 are the ones this CTA dequantizes for both tiles, 32 rank + 8 w + j, and rows
-  // j >= 8 the peer's, 32 (1 - rank) + 8 w + j - 8.
-  __device__ int tile_row(int j) const {
-    if (!paired_) return warp_ * 16 + j;
-    const int half = j < 8 ? rank_ : 1 - rank_;
-    return half * 32 + warp_ * 8 + (j & 7);
-  }
-
-  // The peer CTA's copy of a shared-memory object of this CTA (same layout in both).
-  __device__ uint32_t peer(const void* p) const {
-    return ptx::map_to_rank(ptx::smem_u32(p), static_cast<uint32_t>(1 - rank_));
   }
 
   // Lane rr's row addresses, broadcast to the warp.
@@ -297,7 +249,7 @@ class Producer {
   __device__ void copy_pieces(const portable::PoolView& pool, uint8_t* tile, int rr,
                               const RowAddr& addr) const {
     const bool valid = addr.data != nullptr;
-    const int row = tile_row(rr);
+    const int row = warp_ * 16 + rr;
 #pragma unroll
     for (int i = lane_; i < Rows::kCopyPieces; i += 32) {
       ptx::cp_async_cg_16_zfill(tile + tile_chunk_offset(row, Rows::kCopyGroup0 + i),
@@ -326,8 +278,6 @@ class Producer {
   const SharedState<C>& s_;
   const int warp_;  // 0..3
   const int lane_;
-  const bool paired_;  // in a cluster with the token's other head tile (HopperConfig::CAN_PAIR)
-  const int rank_;     // paired: this CTA's rank in the cluster (its head tile)
   int step_ = 0;
   int item_ = 0;
 };
@@ -338,13 +288,12 @@ class Consumer {
   using C = HopperConfig<MainRows, ExtraRows>;
 
  public:
-  __device__ Consumer(const AttendParams& p, const SharedState<C>& s, bool paired)
+  __device__ Consumer(const AttendParams& p, const SharedState<C>& s)
       : p_(p),
         s_(s),
         wg_(static_cast<int>(threadIdx.x) / 128 - 1),
         lane_(threadIdx.x % 32),
-        row0_((threadIdx.x % 128) / 32 * 16 + lane_ / 4),
-        paired_(paired) {}
+        row0_((threadIdx.x % 128) / 32 * 16 + lane_ / 4) {}
 
   __device__ void run_item(int token, int head0, int lo, int hi, int segment) {
     ptx::mbarrier_wait(s_.q_full(), item_ & 1);
@@ -366,12 +315,7 @@ class Consumer {
  private:
   __device__ void consume_step() {
     const int stage = step_ % C::STAGES;
-    // Paired, half of the stage's rows were stored by the peer's producer.
-    if (paired_) {
-      ptx::mbarrier_wait_cluster(s_.full(stage), (step_ / C::STAGES) & 1);
-    } else {
-      ptx::mbarrier_wait(s_.full(stage), (step_ / C::STAGES) & 1);
-    }
+    ptx::mbarrier_wait(s_.full(stage), (step_ / C::STAGES) & 1);
     // bf16 rows arrive by cp.async, whose writes no producer thread waited for and fenced:
     // order them (and the dequantized stores) before this thread's wgmma reads.
     ptx::fence_proxy_async_shared();
@@ -513,13 +457,6 @@ class Consumer {
       accumulate_pv(tile);
     }
     ptx::mbarrier_arrive(s_.empty(stage));
-    if (paired_) {  // the peer's producer also writes into this stage: its barrier counts this warp
-      __syncwarp();
-      if (lane_ == 0) {
-        ptx::mbarrier_arrive_cluster(
-            ptx::map_to_rank(ptx::smem_u32(s_.empty(stage)), ptx::cluster_ctarank() ^ 1u), 32);
-      }
-    }
     ++step_;
   }
 
@@ -645,7 +582,6 @@ class Consumer {
   const int wg_;    // consumer index: 0 or 1
   const int lane_;
   const int row0_;  // this thread's first accumulator row (head offset); the second is +8
-  const bool paired_;  // in a cluster with the token's other head tile (HopperConfig::CAN_PAIR)
   int step_ = 0;
   int item_ = 0;
   float o_[128];  // O[:, this consumer's 256 columns], wgmma m64n256 fragment layout
@@ -665,41 +601,30 @@ __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
   extern __shared__ __align__(16) uint8_t smem_raw[];
   uint8_t* base = smem_raw + ((1024 - ptx::smem_u32(smem_raw) % 1024) % 1024);
   const SharedState<C> s(base);
-  // Paired (launch_attend), a stage is filled by both CTAs' producers and freed by both CTAs'
-  // consumers, so its barriers count both.
-  const bool paired = C::CAN_PAIR && ptx::cluster_nctarank() == 2;
-  const uint32_t sides = paired ? 2 : 1;
   if (threadIdx.x == 0) {
     for (int i = 0; i < C::STAGES; ++i) {
-      ptx::mbarrier_init(s.full(i), 128 * sides);
-      ptx::mbarrier_init(s.empty(i), C::CONSUMER_THREADS * sides);
+      ptx::mbarrier_init(s.full(i), 128);
+      ptx::mbarrier_init(s.empty(i), C::CONSUMER_THREADS);
     }
     ptx::mbarrier_init(s.q_full(), 128);
     ptx::mbarrier_init(s.q_empty(), C::CONSUMER_THREADS);
-    if (paired) ptx::fence_mbarrier_init_cluster();
   }
-  if (paired) {
-    ptx::cluster_sync();  // the peer's barriers are initialized before anything arrives on them
-  } else {
-    __syncthreads();
-  }
+  __syncthreads();
   const int head0 = static_cast<int>(blockIdx.x % p.head_tiles) * C::HT;
   const int unit = static_cast<int>(blockIdx.x / p.head_tiles);
   if (threadIdx.x < 128) {
     ptx::setmaxnreg_dec<C::PRODUCER_REGS>();
-    Producer<MainRows, ExtraRows> producer(p, s, paired);
+    Producer<MainRows, ExtraRows> producer(p, s);
     for_each_item(p, unit, [&](int token, int lo, int hi, int) {
       producer.run_item(token, head0, lo, hi);
     });
   } else {
     ptx::setmaxnreg_inc<C::CONSUMER_REGS>();
-    Consumer<MainRows, ExtraRows> consumer(p, s, paired);
+    Consumer<MainRows, ExtraRows> consumer(p, s);
     for_each_item(p, unit, [&](int token, int lo, int hi, int segment) {
       consumer.run_item(token, head0, lo, hi, segment);
     });
   }
-  // A CTA's shared memory must outlive the peer's last store and arrival into it.
-  if (paired) ptx::cluster_sync();
 #endif
 }
 
@@ -711,22 +636,7 @@ Status launch_attend(const AttendParams& p, int units, cudaStream_t stream) {
                                      C::SMEM_BYTES),
                 "attend", "cudaFuncSetAttribute(hopper_attend_kernel)");
   const int64_t ctas = int64_t{units} * p.head_tiles;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(ctas));
-  config.blockDim = dim3(C::THREADS);
-  config.dynamicSmemBytes = C::SMEM_BYTES;
-  config.stream = stream;
-  // A token's two head tiles are consecutive CTAs: a cluster of two pairs them
-  // (HopperConfig::CAN_PAIR).
-  cudaLaunchAttribute pair = {};
-  pair.id = cudaLaunchAttributeClusterDimension;
-  pair.val.clusterDim.x = 2;
-  pair.val.clusterDim.y = 1;
-  pair.val.clusterDim.z = 1;
-  config.attrs = &pair;
-  config.numAttrs = C::CAN_PAIR && p.head_tiles == 2 ? 1 : 0;
-  SMLA_CUDA_TRY(cudaLaunchKernelEx(&config, kernel, p), "attend",
-                "cudaLaunchKernelEx(hopper_attend_kernel)");
+  kernel<<<static_cast<unsigned>(ctas), C::THREADS, C::SMEM_BYTES, stream>>>(p);
   return cuda_backend::launch_status("attend", "hopper_attend_kernel");
 }
 
