@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
 #include <string>
 
 #include "bench_anchors.hpp"
@@ -268,6 +269,16 @@ bool run_row(const Workload& workload, int reps, uint64_t seed, cudaStream_t str
 }  // namespace
 
 std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::string* why_not) {
+  // A selection without rows is a usage error (cmd_bench.cpp): found before the ceilings'
+  // seconds of GEMM and copies, not after.
+  const bool any_selected =
+      std::any_of(std::begin(kAnchors), std::end(kAnchors),
+                  [&](const Anchor& anchor) { return options.selects(anchor_workload(anchor)); });
+  if (!any_selected) {
+    BenchReport none;
+    none.gpu = true;
+    return none;
+  }
   const CudaDevice device = cuda_devices().devices.at(0);
   cuda_check(cudaSetDevice(0), "cudaSetDevice");
   cudaStream_t stream = nullptr;
