@@ -28,6 +28,7 @@
 #include <cstdint>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/hopper/attend_common.cuh"
 #include "cuda/hopper/attend_config.cuh"
 #include "cuda/hopper/attend_variants.hpp"
 #include "cuda/hopper/kv_groups.cuh"
@@ -42,13 +43,6 @@
 #include "cuda/ptx/wgmma.cuh"
 
 namespace smla::hopper {
-
-using portable::AttendParams;
-using portable::SelectionView;
-using portable::Segment;
-using portable::used_entries;
-
-inline constexpr float kLn2 = 0.6931471805599453f;
 
 // The shared state of a CTA, carved out of dynamic shared memory per HopperConfig.
 template <class C>
@@ -81,43 +75,6 @@ struct SharedState {
   uint64_t* bars;
 };
 
-// Byte offset of 16-byte group `chunk` of row `row` in a swizzled [rows][D] tile.
-__device__ __forceinline__ uint32_t tile_chunk_offset(int row, int chunk) {
-  return static_cast<uint32_t>((chunk >> 3) * (64 * 128)) +
-         ptx::sw128_offset(row, (chunk & 7) * 8);
-}
-
-// The entries [lo, hi) of a token's concatenated list split into its main and extra ranges.
-struct ItemRanges {
-  int main_lo, main_hi, extra_lo, extra_hi;
-  __device__ ItemRanges(const AttendParams& p, int token, int lo, int hi) {
-    const int n_main = used_entries(p.main_sel, token);
-    main_lo = lo;
-    main_hi = min(hi, n_main);
-    extra_lo = max(lo, n_main) - n_main;
-    extra_hi = hi - n_main;
-  }
-  template <int BN>
-  __device__ static int steps(int lo, int hi) {
-    return lo < hi ? (hi - lo + BN - 1) / BN : 0;
-  }
-};
-
-// Calls f(token, lo, hi, segment) for each work item of CTA unit `unit`, in order: one token
-// (one-pass) or the segments of a plan partition (split).
-template <class F>
-__device__ void for_each_item(const AttendParams& p, int unit, F&& f) {
-  if (p.plan.segments == nullptr) {
-    f(unit, 0, used_entries(p.main_sel, unit) + used_entries(p.extra_sel, unit), -1);
-    return;
-  }
-  const int end = p.plan.part_seg_begin[unit + 1];
-  for (int s = p.plan.part_seg_begin[unit]; s < end; ++s) {
-    const Segment seg = p.plan.segments[s];
-    f(seg.token, seg.lo, seg.hi, s);
-  }
-}
-
 // ---- producer warpgroup ----------------------------------------------------------------------
 template <class MainRows, class ExtraRows>
 class Producer {
@@ -145,21 +102,7 @@ class Producer {
   // Q rows head0 + [0, 64) of `token` (zeros past h_q), once the previous item's S is done.
   __device__ void load_q(int token, int head0) {
     ptx::mbarrier_wait(s_.q_empty(), (item_ & 1) ^ 1);
-    const uint16_t* q_token = p_.q + token * p_.q_stride_t;
-#pragma unroll 1
-    for (int rr = 0; rr < 16; ++rr) {
-      const int row = warp_ * 16 + rr;
-      const bool valid = head0 + row < p_.h_q;
-      const uint16_t* src = valid ? q_token + (head0 + row) * p_.q_stride_h : p_.q;
-#pragma unroll
-      for (int chunk = lane_; chunk < C::CHUNKS; chunk += 32) {
-        ptx::cp_async_cg_16_zfill(s_.q + tile_chunk_offset(row, chunk),
-                                  valid ? src + 8 * chunk : src, valid);
-      }
-    }
-    ptx::cp_async_commit_group();
-    ptx::cp_async_wait_group<0>();
-    ptx::fence_proxy_async_shared();
+    load_q_tile<C::CHUNKS>(p_, s_.q, token, head0, warp_, lane_);
     ptx::mbarrier_arrive(s_.q_full());
   }
 
@@ -518,63 +461,9 @@ class Consumer {
     ptx::wgmma_fence_operands(o_);
   }
 
-  // Normalizes O and writes the item's results (SPEC §1 for the final form; the split form
-  // leaves the sink to the combine kernel).
   __device__ void finish(int token, int head0, int segment) {
-    float row_l[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float l = l_[h];
-      l += __shfl_xor_sync(0xffffffffu, l, 1);
-      l += __shfl_xor_sync(0xffffffffu, l, 2);
-      if (lane_ % 4 == 0) s_.row_sum[wg_ * C::HT + row0_ + 8 * h] = l;
-    }
-    ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = row0_ + 8 * h;
-      row_l[h] = s_.row_sum[row] + s_.row_sum[C::HT + row];
-    }
-    // The row sums are read: the next item may overwrite them.
-    ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
-
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int head = head0 + row0_ + 8 * h;
-      if (head >= p_.h_q) continue;
-      const bool empty = m_[h] == -INFINITY;
-      const float lse = empty ? INFINITY : (m_[h] + log2f(row_l[h])) * kLn2;
-      float f = 1.0f;
-      if (segment < 0 && p_.sink != nullptr && !empty) {
-        f = 1.0f / (1.0f + expf(p_.sink[head * p_.sink_stride] - lse));
-      }
-      const float scale = empty ? 0.0f : f / row_l[h];
-      if (wg_ == 0 && lane_ % 4 == 0) {
-        if (segment >= 0) {
-          p_.part_lse[int64_t{segment} * p_.h_q + head] = lse;
-          p_.part_max[int64_t{segment} * p_.h_q + head] = empty ? -INFINITY : m_[h] * kLn2;
-        } else {
-          if (p_.lse) p_.lse[token * p_.lse_stride_t + head * p_.lse_stride_h] = lse;
-          if (p_.max_logits) {
-            p_.max_logits[token * p_.max_stride_t + head * p_.max_stride_h] =
-                empty ? -INFINITY : m_[h] * kLn2;
-          }
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < 32; ++j) {
-        const int col = wg_ * C::DV_COLS + 8 * j + 2 * (lane_ % 4);
-        const float x = o_[4 * j + 2 * h] * scale;
-        const float y = o_[4 * j + 2 * h + 1] * scale;
-        if (segment >= 0) {
-          float* dst = p_.part_out + (int64_t{segment} * p_.h_q + head) * C::DV + col;
-          *reinterpret_cast<float2*>(dst) = make_float2(x, y);
-        } else {
-          uint16_t* dst = p_.out + token * p_.out_stride_t + head * p_.out_stride_h + col;
-          *reinterpret_cast<uint32_t*>(dst) = ptx::float2_to_bf16x2_rn(x, y);
-        }
-      }
-    }
+    write_item_results(p_, s_.row_sum, C::BAR_ID_CONSUMERS, wg_, lane_, row0_, o_, m_, l_, token,
+                       head0, segment);
   }
 
   const AttendParams& p_;

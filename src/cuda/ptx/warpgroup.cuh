@@ -24,6 +24,27 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// bar.arrive id, threads: counts this thread's arrival at named barrier `id` without waiting;
+// the threads that bar.sync on the same id and count wait for it (threads = arrivals +
+// syncs). Both order memory: writes before the arrive are visible after the sync.
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// bar.red.or: a barrier of `threads` threads that returns whether any of them passed true.
+__device__ __forceinline__ bool named_barrier_any(int id, int threads, bool vote) {
+  uint32_t any;
+  asm volatile(
+      "{\n.reg .pred in, out;\n"
+      "setp.ne.u32 in, %3, 0;\n"
+      "bar.red.or.pred out, %1, %2, in;\n"
+      "selp.u32 %0, 1, 0, out;\n}\n"
+      : "=r"(any)
+      : "r"(id), "r"(threads), "r"(static_cast<uint32_t>(vote))
+      : "memory");
+  return any != 0;
+}
+
 // Makes this thread's ordinary shared-memory stores visible to later wgmma reads (after the
 // barrier that orders them).
 __device__ __forceinline__ void fence_proxy_async_shared() {

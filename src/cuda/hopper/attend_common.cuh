@@ -1,0 +1,154 @@
+// What the two Hopper attention kernels (attend_kernel.cuh, pair_kernel.cuh) share outside
+// their pipelines: the work items of a CTA, the swizzled tile addressing, the Q tile load and
+// the write of an item's results.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "cuda/portable/attend_params.hpp"
+#include "cuda/ptx/convert.cuh"
+#include "cuda/ptx/cp_async.cuh"
+#include "cuda/ptx/warpgroup.cuh"
+#include "cuda/ptx/wgmma.cuh"
+
+namespace smla::hopper {
+
+using portable::AttendParams;
+using portable::SelectionView;
+using portable::Segment;
+using portable::used_entries;
+
+inline constexpr float kLn2 = 0.6931471805599453f;
+inline constexpr int kHeadTile = 64;  // query heads per CTA: the M of one wgmma
+inline constexpr int kDv = 512;
+
+// Byte offset of 16-byte group `chunk` of row `row` in a swizzled [rows][D] tile.
+__device__ __forceinline__ uint32_t tile_chunk_offset(int row, int chunk) {
+  return static_cast<uint32_t>((chunk >> 3) * (64 * 128)) +
+         ptx::sw128_offset(row, (chunk & 7) * 8);
+}
+
+// The entries [lo, hi) of a token's concatenated list split into its main and extra ranges.
+struct ItemRanges {
+  int main_lo, main_hi, extra_lo, extra_hi;
+  __device__ ItemRanges(const AttendParams& p, int token, int lo, int hi) {
+    const int n_main = used_entries(p.main_sel, token);
+    main_lo = lo;
+    main_hi = min(hi, n_main);
+    extra_lo = max(lo, n_main) - n_main;
+    extra_hi = hi - n_main;
+  }
+  template <int BN>
+  __device__ static int steps(int lo, int hi) {
+    return lo < hi ? (hi - lo + BN - 1) / BN : 0;
+  }
+};
+
+// Calls f(token, lo, hi, segment) for each work item of CTA unit `unit`, in order: one token
+// (one-pass) or the segments of a plan partition (split).
+template <class F>
+__device__ __forceinline__ void for_each_item(const AttendParams& p, int unit, F&& f) {
+  if (p.plan.segments == nullptr) {
+    f(unit, 0, used_entries(p.main_sel, unit) + used_entries(p.extra_sel, unit), -1);
+    return;
+  }
+  const int end = p.plan.part_seg_begin[unit + 1];
+  for (int s = p.plan.part_seg_begin[unit]; s < end; ++s) {
+    const Segment seg = p.plan.segments[s];
+    f(seg.token, seg.lo, seg.hi, s);
+  }
+}
+
+// Warp `warp` (0..3) of the producer copies Q rows head0 + 16 warp + [0, 16) of `token`
+// (zeros past h_q) into the swizzled [64][8 CHUNKS] tile at `q_tile` and waits for its copies;
+// the caller publishes the tile.
+template <int CHUNKS>
+__device__ void load_q_tile(const AttendParams& p, uint8_t* q_tile, int token, int head0,
+                            int warp, int lane) {
+  const uint16_t* q_token = p.q + token * p.q_stride_t;
+#pragma unroll 1
+  for (int rr = 0; rr < 16; ++rr) {
+    const int row = warp * 16 + rr;
+    const bool valid = head0 + row < p.h_q;
+    const uint16_t* src = valid ? q_token + (head0 + row) * p.q_stride_h : p.q;
+#pragma unroll
+    for (int chunk = lane; chunk < CHUNKS; chunk += 32) {
+      ptx::cp_async_cg_16_zfill(q_tile + tile_chunk_offset(row, chunk),
+                                valid ? src + 8 * chunk : src, valid);
+    }
+  }
+  ptx::cp_async_commit_group();
+  ptx::cp_async_wait_group<0>();
+  ptx::fence_proxy_async_shared();
+}
+
+// Normalizes an item's O and writes its results (SPEC §1 for the final form; the split form
+// leaves the sink to the combine kernel). Called by the 256 consumer threads: consumer `half`
+// holds O[:, 256 half : 256 half + 256] (wgmma m64n256 fragment), its thread's rows row0 and
+// row0 + 8 with running max m (exp2 domain, equal in both consumers) and this thread's share
+// l_share of the softmax sum; row_sum is [2][64] floats of shared memory, barrier_id a named
+// barrier of the 256 threads.
+__device__ inline void write_item_results(const AttendParams& p, float* row_sum, int barrier_id,
+                                          int half, int lane, int row0, const float (&o)[128],
+                                          const float (&m)[2], const float (&l_share)[2],
+                                          int token, int head0, int segment) {
+  float row_l[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float l = l_share[h];
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    if (lane % 4 == 0) row_sum[half * kHeadTile + row0 + 8 * h] = l;
+  }
+  ptx::named_barrier_sync(barrier_id, 2 * 128);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = row0 + 8 * h;
+    row_l[h] = row_sum[row] + row_sum[kHeadTile + row];
+  }
+  // The row sums are read: the next item may overwrite them.
+  ptx::named_barrier_sync(barrier_id, 2 * 128);
+
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int head = head0 + row0 + 8 * h;
+    if (head >= p.h_q) continue;
+    const bool empty = m[h] == -INFINITY;
+    const float lse = empty ? INFINITY : (m[h] + log2f(row_l[h])) * kLn2;
+    float f = 1.0f;
+    if (segment < 0 && p.sink != nullptr && !empty) {
+      f = 1.0f / (1.0f + expf(p.sink[head * p.sink_stride] - lse));
+    }
+    const float scale = empty ? 0.0f : f / row_l[h];
+    if (half == 0 && lane % 4 == 0) {
+      if (segment >= 0) {
+        p.part_lse[int64_t{segment} * p.h_q + head] = lse;
+        p.part_max[int64_t{segment} * p.h_q + head] = empty ? -INFINITY : m[h] * kLn2;
+      } else {
+        if (p.lse) p.lse[token * p.lse_stride_t + head * p.lse_stride_h] = lse;
+        if (p.max_logits) {
+          p.max_logits[token * p.max_stride_t + head * p.max_stride_h] =
+              empty ? -INFINITY : m[h] * kLn2;
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 32; ++j) {
+      const int col = half * (kDv / 2) + 8 * j + 2 * (lane % 4);
+      const float x = o[4 * j + 2 * h] * scale;
+      const float y = o[4 * j + 2 * h + 1] * scale;
+      if (segment >= 0) {
+        float* dst = p.part_out + (int64_t{segment} * p.h_q + head) * kDv + col;
+        *reinterpret_cast<float2*>(dst) = make_float2(x, y);
+      } else {
+        uint16_t* dst = p.out + token * p.out_stride_t + head * p.out_stride_h + col;
+        *reinterpret_cast<uint32_t*>(dst) = ptx::float2_to_bf16x2_rn(x, y);
+      }
+    }
+  }
+}
+
+}  // namespace smla::hopper

@@ -1,0 +1,735 @@
+// The block-pair Hopper attention kernel (sm_90a) for bf16 pools: the consumers own alternate
+// blocks of 64 entries instead of splitting every block's columns (attend_kernel.cuh), so S
+// is one m64n64 product per block (Q read once per block, not twice) and one consumer's
+// softmax overlaps the other's products.
+//
+// A CTA computes 64 heads of one token over a range of its entries (main pool, then extra
+// pool), two blocks per iteration ("pair" i: block 2i in buffer 0, block 2i + 1 in buffer 1;
+// an odd last block pairs with an all-invalid one). Three warpgroups:
+//   producer (warpgroup 0): Q per item; per pair, the four half-buffers by cp.async in the
+//     order the consumers need them: L of buffer 0, R of buffer 1, R of buffer 0, L of buffer
+//     1 (L = d blocks 0..3, R = the rest), each once its last reader freed it, each
+//     completing its READY mbarrier by itself.
+//   consumer 0 (warpgroup 1), per pair:
+//     S0 = Q K0^T; m0 = max(old max, row max of S0); P0 = exp2(S0 - m0); publish m0;
+//     O_L += P0 V0_L (A from registers); take the pair's final maxima m from consumer 1;
+//     rescale O_L and P0 to m; publish P0 (bf16, shared); O_L += P1 V1_L; then issue the
+//     next pair's S0, half by half, freeing V1_L in between.
+//   consumer 1 (warpgroup 2), per pair:
+//     S1 = Q K1^T; m = max(m0, row max of S1); P1 = exp2(S1 - m); publish m;
+//     O_R += P1 V1_R (registers); publish P1; O_R += P0 V0_R.
+// Consumer 0's first product needs nothing from consumer 1, and consumer 1's S and softmax
+// run while consumer 0 multiplies, so the tensor cores rarely wait on a softmax.
+//
+// Rounding P to bf16 is bounded as in attend_kernel.cuh (p_rounding.hpp): every thread keeps,
+// per d_v half, the sum of |p - bf16(p)| M (M = the block's max |V| over that half, scanned
+// while S runs) over its own columns, against its share of the softmax sum. A product that
+// would take some thread of its owner past the budget adds its residual (p - bf16(p)) V
+// instead: from registers for the owner's own half, through the other consumer's P buffer
+// (reused once both remote products are done) for the other half.
+//
+// One-pass and split mode as in attend_kernel.cuh; results are a pure function of the inputs
+// and the plan.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/hopper/attend_common.cuh"
+#include "cuda/hopper/attend_variants.hpp"
+#include "cuda/hopper/kv_groups.cuh"
+#include "cuda/hopper/p_rounding.hpp"
+#include "cuda/hopper/pair_config.cuh"
+#include "cuda/portable/attend_params.hpp"
+#include "cuda/ptx/convert.cuh"
+#include "cuda/ptx/cp_async.cuh"
+#include "cuda/ptx/fast_math.cuh"
+#include "cuda/ptx/mbarrier.cuh"
+#include "cuda/ptx/shared_load.cuh"
+#include "cuda/ptx/warpgroup.cuh"
+#include "cuda/ptx/wgmma.cuh"
+
+namespace smla::hopper {
+
+inline constexpr int kHalfL = 0;  // d blocks 0..3: V columns 0..255
+inline constexpr int kHalfR = 1;  // the rest: V columns 256..511 (and the RoPE block)
+
+template <class C>
+struct PairShared {
+  __device__ explicit PairShared(uint8_t* base)
+      : q(base + C::Q_OFF),
+        kv{base + C::KV_OFF, base + C::KV_OFF + C::TILE_BYTES},
+        p{base + C::P0_OFF, base + C::P1_OFF},
+        row_max(reinterpret_cast<float*>(base + C::ROWMAX_OFF)),
+        row_sum(reinterpret_cast<float*>(base + C::ROWSUM_OFF)),
+        valid(base + C::VALID_OFF),
+        v_max(reinterpret_cast<uint32_t*>(base + C::V_MAX_OFF)),
+        flags(reinterpret_cast<uint32_t*>(base + C::FLAGS_OFF)),
+        bars(reinterpret_cast<uint64_t*>(base + C::BAR_OFF)) {}
+
+  __device__ uint64_t* ready(int b, int h) const { return bars + C::BAR_READY + 2 * b + h; }
+  __device__ uint64_t* free(int b, int h) const { return bars + C::BAR_FREE + 2 * b + h; }
+  __device__ uint64_t* q_full() const { return bars + C::BAR_Q_FULL; }
+  __device__ uint64_t* q_empty() const { return bars + C::BAR_Q_EMPTY; }
+
+  uint8_t* q;          // [64][D] bf16, swizzled blocks
+  uint8_t* kv[2];      // [64][D] bf16 each: block 2i, block 2i + 1
+  uint8_t* p[2];       // [64][64] bf16: P of block 2i (consumer 0's), of block 2i + 1
+  float* row_max;      // [64]: m0, then the pair's final maxima
+  float* row_sum;      // [2][64]
+  uint8_t* valid;      // [2][64]
+  uint32_t* v_max;     // [2 consumers][4 warps][2 halves]: |V| bits of the consumer's block
+  uint32_t* flags;     // [2 consumers][4 warps]: the block's remote product needs a residual
+  uint64_t* bars;
+};
+
+// The item's blocks: main-pool blocks first, then extra-pool blocks.
+struct PairBlocks {
+  ItemRanges r;
+  int main_blocks, blocks;
+  __device__ PairBlocks(const AttendParams& p, int token, int lo, int hi)
+      : r(p, token, lo, hi),
+        main_blocks(ItemRanges::steps<64>(r.main_lo, r.main_hi)),
+        blocks(main_blocks + ItemRanges::steps<64>(r.extra_lo, r.extra_hi)) {}
+  __device__ int pairs() const { return (blocks + 1) / 2; }
+};
+
+// ---- producer warpgroup ----------------------------------------------------------------------
+template <int D>
+class PairProducer {
+  using C = PairConfig<D>;
+  using Rows = Bf16Groups<D>;
+
+ public:
+  __device__ PairProducer(const AttendParams& p, const PairShared<C>& s)
+      : p_(p), s_(s), warp_(static_cast<int>(threadIdx.x) / 32), lane_(threadIdx.x % 32) {}
+
+  __device__ void run_item(int token, int head0, int lo, int hi) {
+    token_ = token;
+    ptx::mbarrier_wait(s_.q_empty(), (item_ & 1) ^ 1);
+    load_q_tile<C::CHUNKS>(p_, s_.q, token, head0, warp_, lane_);
+    ptx::mbarrier_arrive(s_.q_full());
+    ++item_;
+
+    const PairBlocks b(p_, token, lo, hi);
+    const int pairs = b.pairs();
+    // Lane l < 16 of warp w resolves row 16w + l of each block; slot ids are read a pair
+    // ahead so their latency overlaps a pair.
+    int32_t slot[2] = {slot_of(b, 0), slot_of(b, 1)};
+#pragma unroll 1
+    for (int i = 0; i < pairs; ++i) {
+      const int32_t next[2] = {slot_of(b, 2 * i + 2), slot_of(b, 2 * i + 3)};
+      const RowSource src0 = source(b, 2 * i, slot[0]);
+      const RowSource src1 = source(b, 2 * i + 1, slot[1]);
+      fill(0, kHalfL, src0, true);
+      fill(1, kHalfR, src1, true);
+      fill(0, kHalfR, src0, false);
+      fill(1, kHalfL, src1, false);
+      slot[0] = next[0];
+      slot[1] = next[1];
+      ++pair_;
+    }
+  }
+
+ private:
+  struct RowSource {
+    const uint8_t* data;  // this lane's row, nullptr when the entry is invalid
+  };
+
+  // The slot id of this lane's row of block k (-1 past the item's entries).
+  __device__ int32_t slot_of(const PairBlocks& b, int k) const {
+    const int row = warp_ * 16 + lane_ % 16;
+    if (k < b.main_blocks) {
+      const int e = b.r.main_lo + k * 64 + row;
+      return e < b.r.main_hi ? p_.main_sel.idx[token_offset(p_.main_sel) + e] : -1;
+    }
+    const int e = b.r.extra_lo + (k - b.main_blocks) * 64 + row;
+    return k < b.blocks && e < b.r.extra_hi ? p_.extra_sel.idx[token_offset(p_.extra_sel) + e]
+                                             : -1;
+  }
+  __device__ int64_t token_offset(const portable::SelectionView& sel) const {
+    return int64_t{token_} * sel.idx_stride;
+  }
+
+  __device__ RowSource source(const PairBlocks& b, int k, int32_t slot) const {
+    const portable::PoolView& pool = k < b.main_blocks ? p_.main : p_.extra;
+    const bool valid = slot >= 0 && slot < pool.slots;
+    return {valid ? Rows::row(pool, slot).data : nullptr};
+  }
+
+  // Copies half h of this warp's sixteen rows into buffer b once its last reader freed it
+  // (with the block's valid flags when `with_flags`); the copies complete READY(b, h).
+  __device__ void fill(int b, int h, const RowSource& mine, bool with_flags) {
+    ptx::mbarrier_wait(s_.free(b, h), (pair_ & 1) ^ 1);
+    uint8_t* tile = s_.kv[b];
+    if (with_flags && lane_ < 16) s_.valid[b * 64 + warp_ * 16 + lane_] = mine.data != nullptr;
+    const int chunk0 = h == kHalfL ? 0 : C::L_CHUNKS;
+    const int chunk1 = h == kHalfL ? C::L_CHUNKS : C::CHUNKS;
+#pragma unroll 4
+    for (int rr = 0; rr < 16; ++rr) {
+      const uint8_t* row_data = reinterpret_cast<const uint8_t*>(
+          __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(mine.data), rr));
+      const bool valid = row_data != nullptr;
+      const int row = warp_ * 16 + rr;
+      for (int chunk = chunk0 + lane_; chunk < chunk1; chunk += 32) {
+        ptx::cp_async_cg_16_zfill(tile + tile_chunk_offset(row, chunk),
+                                  valid ? row_data + 16 * chunk : p_.main.data, valid);
+      }
+    }
+    ptx::cp_async_mbarrier_arrive(s_.ready(b, h));
+    ptx::mbarrier_arrive(s_.ready(b, h));
+  }
+
+  const AttendParams& p_;
+  const PairShared<C>& s_;
+  const int warp_;  // 0..3
+  const int lane_;
+  int token_ = 0;  // the item's
+  int pair_ = 0;
+  int item_ = 0;
+};
+
+// ---- consumer warpgroups ---------------------------------------------------------------------
+// kC: 0 or 1, a template argument so every wgmma sits in code ptxas sees as warp-uniform.
+template <int D, int kC>
+class PairConsumer {
+  using C = PairConfig<D>;
+  static constexpr int kOther = 1 - kC;
+
+ public:
+  __device__ PairConsumer(const AttendParams& p, const PairShared<C>& s)
+      : p_(p),
+        s_(s),
+        warp_((static_cast<int>(threadIdx.x) % 128) / 32),
+        lane_(threadIdx.x % 32),
+        row0_((threadIdx.x % 128) / 32 * 16 + lane_ / 4) {}
+
+  __device__ void run_item(int token, int head0, int lo, int hi, int segment) {
+    ptx::mbarrier_wait(s_.q_full(), item_ & 1);
+#pragma unroll
+    for (int i = 0; i < 128; ++i) o_[i] = 0.0f;
+    m_[0] = m_[1] = -INFINITY;
+    l_[0] = l_[1] = 0.0f;
+    err_[0][0] = err_[0][1] = err_[1][0] = err_[1][1] = 0.0f;
+    const int pairs = PairBlocks(p_, token, lo, hi).pairs();
+    float s[32];
+    if constexpr (kC == 0) {
+      if (pairs > 0) issue_s0_and_wait(s, 0);
+#pragma unroll 1
+      for (int i = 0; i < pairs; ++i) pair_step_c0(s, i + 1 < pairs);
+    } else {
+#pragma unroll 1
+      for (int i = 0; i < pairs; ++i) pair_step_c1(s);
+    }
+    ptx::mbarrier_arrive(s_.q_empty());  // this thread's last S is complete
+    write_item_results(p_, s_.row_sum, C::BAR_ID_RESULTS, kC, lane_, row0_, o_, m_, l_, token,
+                       head0, segment);
+    ++item_;
+  }
+
+ private:
+  // ---- consumer 0 ----
+  // S0 of the pair `ahead` pairs from now: half L, then half R, the |V| scan, the wait.
+  __device__ void issue_s0_and_wait(float (&s)[32], int ahead) {
+    const uint32_t parity = (pair_ + ahead) & 1;
+    ptx::mbarrier_wait(s_.ready(0, kHalfL), parity);
+    issue_s_blocks(s, 0, C::L_BLOCKS, true);
+    ptx::mbarrier_wait(s_.ready(0, kHalfR), parity);
+    issue_s_blocks(s, C::L_BLOCKS, C::D_BLOCKS, false);
+    ptx::wgmma_commit();
+    scan_v();
+    ptx::wgmma_wait<0>();
+    ptx::wgmma_fence_operands(s);
+  }
+
+  __device__ void pair_step_c0(float (&s)[32], bool has_next) {
+    // Softmax of block 2i against this consumer's running maxima.
+    float mx[2];
+    mask_and_row_max(s, mx);
+    float m0[2], alpha[2];
+    bool moved = false;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      m0[h] = fmaxf(m_[h], mx[h]);
+      moved |= m0[h] != m_[h];
+      alpha[h] = m0[h] == m_[h] ? 1.0f : ptx::ex2_approx(m_[h] - m0[h]);
+      if (lane_ % 4 == 0) s_.row_max[row0_ + 8 * h] = m0[h];
+    }
+    rescale(alpha, moved);
+    float rounding[2];
+    exponentiate(s, m0, rounding);
+    ptx::named_barrier_arrive(C::BAR_ID_MAX0, C::CONSUMER_THREADS);
+
+    // O_L += P0 V0_L from registers.
+    uint32_t pa[16];
+    pack_bf16(s, pa);
+    ptx::wgmma_fence();
+    accumulate_rs(pa, 0);
+    ptx::wgmma_commit();
+
+    ptx::named_barrier_sync(C::BAR_ID_MAX1, C::CONSUMER_THREADS);
+    float v_bound[2];
+    read_v_bounds(v_bound);
+    // Own half: the rounding of P0 as multiplied (relative to m0, like l_ and err_ now).
+    float err_l[2];
+    bool over = false;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      err_l[h] = err_[kHalfL][h] + rounding[h] * v_bound[kHalfL];
+      over |= !within_rounding_budget(err_l[h], l_[h]);
+    }
+    if (ptx::named_barrier_any(C::BAR_ID_VOTE0, 128, over)) {
+      accumulate_residual_rs(s, 0);
+    } else {
+      err_[kHalfL][0] = err_l[0];
+      err_[kHalfL][1] = err_l[1];
+    }
+    ptx::wgmma_wait<0>();
+    ptx::wgmma_fence_operands(o_);
+    ptx::wgmma_fence_operands(pa);
+    ptx::mbarrier_arrive(s_.free(0, kHalfL));
+
+    // The pair's final maxima: rescale O_L, l, the rounding sums and P0 to them.
+    float scale[2];
+    moved = false;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float m = s_.row_max[row0_ + 8 * h];
+      moved |= m != m0[h];
+      scale[h] = m == m0[h] ? 1.0f : ptx::ex2_approx(m0[h] - m);
+      m_[h] = m;
+    }
+    rescale(scale, moved);
+#pragma unroll
+    for (int j = 0; j < 32; ++j) s[j] *= scale[(j >> 1) & 1];
+    pack_bf16(s, pa);
+    float err_r[2];
+    over = false;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      err_r[h] = err_[kHalfR][h] + rounding_of(s, pa, h) * v_bound[kHalfR];
+      over |= !within_rounding_budget(err_r[h], l_[h]);
+    }
+    publish_p(pa, over);
+    ptx::named_barrier_arrive(C::BAR_ID_P0, C::CONSUMER_THREADS);
+
+    // O_L += P1 V1_L.
+    ptx::named_barrier_sync(C::BAR_ID_P1, C::CONSUMER_THREADS);
+    const bool fix0 = any_flag(0), fix1 = any_flag(1);
+    if (!fix0) {
+      err_[kHalfR][0] = err_r[0];
+      err_[kHalfR][1] = err_r[1];
+    }
+    ptx::wgmma_fence();
+    accumulate_ss(s_.p[1], 1);
+    ptx::wgmma_commit();
+    if (fix0 || fix1) {
+      ptx::wgmma_wait<0>();
+      ptx::wgmma_fence_operands(o_);
+      fixup(s, fix0, fix1);
+    }
+
+    // The next pair's S0 (half L is refilled by now), V1_L freed as soon as its product is.
+    if (has_next) {
+      ptx::mbarrier_wait(s_.ready(0, kHalfL), (pair_ + 1) & 1);
+      issue_s_blocks(s, 0, C::L_BLOCKS, true);
+      ptx::wgmma_commit();
+      ptx::wgmma_wait<1>();
+      ptx::wgmma_fence_operands(o_);
+      ptx::mbarrier_arrive(s_.free(1, kHalfL));
+      ptx::mbarrier_wait(s_.ready(0, kHalfR), (pair_ + 1) & 1);
+      issue_s_blocks(s, C::L_BLOCKS, C::D_BLOCKS, false);
+      ptx::wgmma_commit();
+      scan_v();
+      ptx::wgmma_wait<0>();
+      ptx::wgmma_fence_operands(s);
+    } else {
+      ptx::wgmma_wait<0>();
+      ptx::wgmma_fence_operands(o_);
+      ptx::mbarrier_arrive(s_.free(1, kHalfL));
+    }
+    ++pair_;
+  }
+
+  // ---- consumer 1 ----
+  __device__ void pair_step_c1(float (&s)[32]) {
+    // S1, half R first (the producer fills it first).
+    const uint32_t parity = pair_ & 1;
+    ptx::mbarrier_wait(s_.ready(1, kHalfR), parity);
+    issue_s_blocks(s, C::L_BLOCKS, C::D_BLOCKS, true);
+    ptx::mbarrier_wait(s_.ready(1, kHalfL), parity);
+    issue_s_blocks(s, 0, C::L_BLOCKS, false);
+    ptx::wgmma_commit();
+    scan_v();
+    ptx::wgmma_wait<0>();
+    ptx::wgmma_fence_operands(s);
+
+    float mx[2];
+    mask_and_row_max(s, mx);
+    ptx::named_barrier_sync(C::BAR_ID_MAX0, C::CONSUMER_THREADS);
+    float m[2], alpha[2];
+    bool moved = false;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      m[h] = fmaxf(s_.row_max[row0_ + 8 * h], mx[h]);
+      moved |= m[h] != m_[h];
+      alpha[h] = m[h] == m_[h] ? 1.0f : ptx::ex2_approx(m_[h] - m[h]);
+      m_[h] = m[h];
+    }
+    __syncwarp();  // every lane of the row read m0 before it is overwritten
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (lane_ % 4 == 0) s_.row_max[row0_ + 8 * h] = m[h];
+    }
+    rescale(alpha, moved);
+    float rounding[2];
+    exponentiate(s, m, rounding);
+    ptx::named_barrier_arrive(C::BAR_ID_MAX1, C::CONSUMER_THREADS);
+
+    float v_bound[2];
+    read_v_bounds(v_bound);
+    float err_new[2][2];
+    bool over_own = false, over_other = false;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        err_new[half][h] = err_[half][h] + rounding[h] * v_bound[half];
+      }
+      over_own |= !within_rounding_budget(err_new[kHalfR][h], l_[h]);
+      over_other |= !within_rounding_budget(err_new[kHalfL][h], l_[h]);
+    }
+
+    // O_R += P1 V1_R from registers (plus its residual when some thread is over budget).
+    uint32_t pa[16];
+    pack_bf16(s, pa);
+    ptx::wgmma_fence();
+    accumulate_rs(pa, 1);
+    ptx::wgmma_commit();
+    if (ptx::named_barrier_any(C::BAR_ID_VOTE1, 128, over_own)) {
+      accumulate_residual_rs(s, 1);
+    } else {
+      err_[kHalfR][0] = err_new[kHalfR][0];
+      err_[kHalfR][1] = err_new[kHalfR][1];
+    }
+    publish_p(pa, over_other);
+
+    // O_R += P0 V0_R.
+    ptx::named_barrier_sync(C::BAR_ID_P0, C::CONSUMER_THREADS);
+    const bool fix0 = any_flag(0), fix1 = any_flag(1);
+    if (!fix1) {
+      err_[kHalfL][0] = err_new[kHalfL][0];
+      err_[kHalfL][1] = err_new[kHalfL][1];
+    }
+    ptx::wgmma_fence();
+    accumulate_ss(s_.p[0], 0);
+    ptx::wgmma_commit();
+    ptx::named_barrier_arrive(C::BAR_ID_P1, C::CONSUMER_THREADS);
+    ptx::wgmma_wait<1>();
+    ptx::wgmma_fence_operands(pa);
+    ptx::mbarrier_arrive(s_.free(1, kHalfR));
+    ptx::wgmma_wait<0>();
+    ptx::wgmma_fence_operands(o_);
+    if (fix0 || fix1) fixup(s, fix0, fix1);
+    ptx::mbarrier_arrive(s_.free(0, kHalfR));
+    ++pair_;
+  }
+
+  // ---- shared by both ----
+  // S (+)= Q K^T over d blocks [kb0, kb1) of this consumer's buffer.
+  __device__ void issue_s_blocks(float (&s)[32], int kb0, int kb1, bool overwrite) {
+    // bf16 rows arrive by cp.async, which no thread fenced: order them before wgmma reads.
+    ptx::fence_proxy_async_shared();
+    ptx::wgmma_fence();
+    const uint8_t* tile = s_.kv[kC];
+#pragma unroll
+    for (int kb = kb0; kb < kb1; ++kb) {
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        const uint64_t da = ptx::sw128_desc(s_.q + kb * C::BLOCK_BYTES + kk * 32, 0, 1024);
+        const uint64_t db = ptx::sw128_desc(tile + kb * C::BLOCK_BYTES + kk * 32, 0, 1024);
+        ptx::wgmma_m64n64k16_ss(s, da, db, !(overwrite && kb == kb0 && kk == 0));
+      }
+    }
+  }
+
+  // The largest |V| of this consumer's block per d_v half, as bf16 magnitude bits per warp:
+  // consecutive 16-byte chunks over the 128 threads (no bank conflicts), the first 16 of a
+  // thread's chunks in half L, the rest in half R.
+  __device__ void scan_v() {
+    const int t = static_cast<int>(threadIdx.x % 128);
+    const uint8_t* v = s_.kv[kC];
+    constexpr int kChunks = C::V_HALF_BYTES / 16 / 128;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      uint32_t a = 0, b = 0;
+#pragma unroll
+      for (int k = 0; k < kChunks; ++k) {
+        const uint4 x = ptx::ld_shared_u4(v + 16 * (t + 128 * (kChunks * half + k)));
+        a = ptx::max_abs_bf16x2(a, x.x);
+        b = ptx::max_abs_bf16x2(b, x.y);
+        a = ptx::max_abs_bf16x2(a, x.z);
+        b = ptx::max_abs_bf16x2(b, x.w);
+      }
+      const uint32_t m = ptx::max_abs_bf16x2(a, b);
+      const uint32_t bits =
+          __reduce_max_sync(0xffffffffu, max(m & 0x7FFFu, (m >> 16) & 0x7FFFu));
+      if (lane_ == 0) s_.v_max[(kC * 4 + warp_) * 2 + half] = bits;
+    }
+  }
+
+  // The |V| bound per half of this consumer's block; every warp's scan is visible (the
+  // caller passed a barrier all four warps reached after scanning).
+  __device__ void read_v_bounds(float (&bound)[2]) const {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      uint32_t bits = 0;
+#pragma unroll
+      for (int w = 0; w < 4; ++w) bits = max(bits, s_.v_max[(kC * 4 + w) * 2 + half]);
+      bound[half] = v_magnitude_bound(bits);
+    }
+  }
+
+  // Scales S to the exp2 domain, -inf where the entry is invalid; the row maxima.
+  __device__ void mask_and_row_max(float (&s)[32], float (&mx)[2]) const {
+    const uint8_t* valid = s_.valid + kC * 64;
+    mx[0] = mx[1] = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const bool ok = valid[8 * j + 2 * (lane_ % 4) + e] != 0;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          float& v = s[4 * j + 2 * h + e];
+          v = ok ? v * p_.scale_log2 : -INFINITY;
+          mx[h] = fmaxf(mx[h], v);
+        }
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+    }
+  }
+
+  // P = exp2(S - m) in place (zeros while a row has seen nothing valid), added to l_; the
+  // per-row sum of this thread's |p - bf16(p)|.
+  __device__ void exponentiate(float (&s)[32], const float (&m)[2], float (&rounding)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const bool none = m[h] == -INFINITY;
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float& v = s[4 * j + 2 * h + e];
+          v = none ? 0.0f : ptx::ex2_approx(v - m[h]);
+          sum += v;
+        }
+      }
+      l_[h] += sum;
+    }
+    uint32_t pa[16];
+    pack_bf16(s, pa);
+    rounding[0] = rounding_of(s, pa, 0);
+    rounding[1] = rounding_of(s, pa, 1);
+  }
+
+  // O, l_ and the rounding sums times alpha per row (O only where some row of the warp moved).
+  __device__ void rescale(const float (&alpha)[2], bool moved) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      l_[h] *= alpha[h];
+      err_[0][h] *= alpha[h];
+      err_[1][h] *= alpha[h];
+    }
+    if (__any_sync(0xffffffffu, moved)) {
+#pragma unroll
+      for (int j = 0; j < 32; ++j) {
+        o_[4 * j + 0] *= alpha[0];
+        o_[4 * j + 1] *= alpha[0];
+        o_[4 * j + 2] *= alpha[1];
+        o_[4 * j + 3] *= alpha[1];
+      }
+    }
+  }
+
+  // P as bf16x2 A fragments: pa[4 kk + r] for the k16 slice kk (ptx::wgmma_m64n256k16_rs_bt).
+  __device__ static void pack_bf16(const float (&s)[32], uint32_t (&pa)[16]) {
+#pragma unroll
+    for (int i = 0; i < 16; ++i) pa[i] = ptx::float2_to_bf16x2_rn(s[2 * i], s[2 * i + 1]);
+  }
+  // Fragment i of the residual p - bf16(p), itself as bf16.
+  __device__ static uint32_t residual_bf16x2(const float (&s)[32], int i) {
+    const uint32_t hi = ptx::float2_to_bf16x2_rn(s[2 * i], s[2 * i + 1]);
+    return ptx::float2_to_bf16x2_rn(s[2 * i] - __uint_as_float(hi << 16),
+                                    s[2 * i + 1] - __uint_as_float(hi & 0xFFFF0000u));
+  }
+  // Sum of |p - bf16(p)| over this thread's columns of row row0_ + 8 h.
+  __device__ static float rounding_of(const float (&s)[32], const uint32_t (&pa)[16], int h) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int i = 2 * j + h;  // registers 4j + 2h, 4j + 2h + 1
+      sum += fabsf(s[2 * i] - __uint_as_float(pa[i] << 16)) +
+             fabsf(s[2 * i + 1] - __uint_as_float(pa[i] & 0xFFFF0000u));
+    }
+    return sum;
+  }
+
+  // Stores P (bf16) into this consumer's P buffer and the warp's "the other half's product
+  // needs the residual" flag, fenced for the other consumer's wgmma.
+  __device__ void publish_p(const uint32_t (&pa)[16], bool over) {
+#pragma unroll
+    for (int i = 0; i < 16; ++i) store_p_fragment(i, pa[i]);
+    const bool warp_over = __any_sync(0xffffffffu, over);
+    if (lane_ == 0) s_.flags[kC * 4 + warp_] = warp_over;
+    ptx::fence_proxy_async_shared();
+  }
+  // Fragment i (registers 2i, 2i + 1: row row0_ + 8 (i % 2), columns 8 (i / 2) + 2 (lane %
+  // 4) + {0, 1}) into this consumer's P buffer.
+  __device__ void store_p_fragment(int i, uint32_t bits) const {
+    const int col = 8 * (i / 2) + 2 * (lane_ % 4);
+    *reinterpret_cast<uint32_t*>(s_.p[kC] + ptx::sw128_offset(row0_ + 8 * (i % 2), col)) = bits;
+  }
+  __device__ bool any_flag(int c) const {
+    const uint4 f = ptx::ld_shared_u4(s_.flags + 4 * c);
+    return (f.x | f.y | f.z | f.w) != 0;
+  }
+
+  // The rare residual products of the other half: once both remote products are done, the
+  // owner of a flagged block overwrites its P buffer with P's residual and the other consumer
+  // multiplies it with its half of the block's V.
+  __device__ void fixup(const float (&s)[32], bool fix0, bool fix1) {
+    const bool mine = kC == 0 ? fix0 : fix1;
+    const bool others = kC == 0 ? fix1 : fix0;
+    ptx::named_barrier_sync(C::BAR_ID_FIXUP, C::CONSUMER_THREADS);
+    if (mine) {
+#pragma unroll
+      for (int i = 0; i < 16; ++i) store_p_fragment(i, residual_bf16x2(s, i));
+      ptx::fence_proxy_async_shared();
+    }
+    ptx::named_barrier_sync(C::BAR_ID_FIXUP, C::CONSUMER_THREADS);
+    if (others) {
+      ptx::wgmma_fence();
+      accumulate_ss(s_.p[kOther], kOther);
+      ptx::wgmma_commit();
+      ptx::wgmma_wait<0>();
+      ptx::wgmma_fence_operands(o_);
+    }
+  }
+
+  // O_half += P V over the 64 rows of buffer b: V = d blocks [4 kC, 4 kC + 4), MN-major.
+  __device__ uint64_t v_desc(int b, int kk) const {
+    return ptx::sw128_desc(s_.kv[b] + kC * C::V_HALF_BYTES + kk * 16 * 128, C::BLOCK_BYTES,
+                           1024);
+  }
+  __device__ void accumulate_rs(const uint32_t (&pa)[16], int b) {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
+      ptx::wgmma_m64n256k16_rs_bt(o_, a, v_desc(b, kk));
+    }
+  }
+  // The rare residual product of this consumer's own half, one k16 slice at a time, each
+  // waited for: its A registers must live until the wgmma has read them, and four at a time
+  // fit beside O, P and its bf16 copy.
+  __device__ void accumulate_residual_rs(const float (&s)[32], int b) {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      uint32_t a[4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) a[r] = residual_bf16x2(s, 4 * kk + r);
+      ptx::wgmma_fence();
+      ptx::wgmma_m64n256k16_rs_bt(o_, a, v_desc(b, kk));
+      ptx::wgmma_commit();
+      ptx::wgmma_wait<0>();
+      ptx::wgmma_fence_operands(a);
+    }
+  }
+  __device__ void accumulate_ss(const uint8_t* p_tile, int b) {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      ptx::wgmma_m64n256k16_ss_bt(o_, ptx::sw128_desc(p_tile + kk * 32, 0, 1024), v_desc(b, kk),
+                                  true);
+    }
+  }
+
+  const AttendParams& p_;
+  const PairShared<C>& s_;
+  const int warp_;  // 0..3 within the consumer
+  const int lane_;
+  const int row0_;  // this thread's first accumulator row (head offset); the second is +8
+  int pair_ = 0;
+  int item_ = 0;
+  float o_[128];     // O[:, 256 kC : 256 kC + 256], wgmma m64n256 fragment layout
+  float m_[2];       // running max of rows row0_, row0_ + 8 (exp2 domain)
+  float l_[2];       // this thread's share of their running sums
+  float err_[2][2];  // [d_v half][row]: this thread's P rounding bound
+};
+
+template <int D>
+__global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
+    pair_attend_kernel(const __grid_constant__ AttendParams p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using C = PairConfig<D>;
+  extern __shared__ __align__(16) uint8_t smem_raw[];
+  uint8_t* base = smem_raw + ((1024 - ptx::smem_u32(smem_raw) % 1024) % 1024);
+  const PairShared<C> s(base);
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < 4; ++i) {
+      ptx::mbarrier_init(s.bars + C::BAR_READY + i, 128);
+      ptx::mbarrier_init(s.bars + C::BAR_FREE + i, 128);
+    }
+    ptx::mbarrier_init(s.q_full(), 128);
+    ptx::mbarrier_init(s.q_empty(), C::CONSUMER_THREADS);
+  }
+  __syncthreads();
+  const int head0 = static_cast<int>(blockIdx.x % p.head_tiles) * C::HT;
+  const int unit = static_cast<int>(blockIdx.x / p.head_tiles);
+  if (threadIdx.x < 128) {
+    ptx::setmaxnreg_dec<C::PRODUCER_REGS>();
+    PairProducer<D> producer(p, s);
+    for_each_item(p, unit, [&](int token, int lo, int hi, int) {
+      producer.run_item(token, head0, lo, hi);
+    });
+  } else if (threadIdx.x < 256) {
+    ptx::setmaxnreg_inc<C::CONSUMER_REGS>();
+    PairConsumer<D, 0> consumer(p, s);
+    for_each_item(p, unit, [&](int token, int lo, int hi, int segment) {
+      consumer.run_item(token, head0, lo, hi, segment);
+    });
+  } else {
+    ptx::setmaxnreg_inc<C::CONSUMER_REGS>();
+    PairConsumer<D, 1> consumer(p, s);
+    for_each_item(p, unit, [&](int token, int lo, int hi, int segment) {
+      consumer.run_item(token, head0, lo, hi, segment);
+    });
+  }
+#endif
+}
+
+template <int D>
+Status launch_pair_attend(const AttendParams& p, int units, cudaStream_t stream) {
+  using C = PairConfig<D>;
+  const auto kernel = pair_attend_kernel<D>;
+  SMLA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     C::SMEM_BYTES),
+                "attend", "cudaFuncSetAttribute(pair_attend_kernel)");
+  const int64_t ctas = int64_t{units} * p.head_tiles;
+  kernel<<<static_cast<unsigned>(ctas), C::THREADS, C::SMEM_BYTES, stream>>>(p);
+  return cuda_backend::launch_status("attend", "pair_attend_kernel");
+}
+
+template <int D>
+AttendVariant make_pair_attend_variant() {
+  return AttendVariant{&launch_pair_attend<D>, PairConfig<D>::SMEM_BYTES};
+}
+
+}  // namespace smla::hopper
