@@ -45,8 +45,8 @@ struct PairConfig {
   static constexpr int P0_OFF = P0_IN_ROPE ? KV_OFF + 2 * L_BLOCKS * BLOCK_BYTES
                                            : P1_OFF + BLOCK_BYTES;
   static constexpr int SMALL_OFF = P1_OFF + (P0_IN_ROPE ? 1 : 2) * BLOCK_BYTES;
-  static constexpr int ROWMAX_OFF = SMALL_OFF;                 // [64] f32
-  static constexpr int ROWSUM_OFF = ROWMAX_OFF + HT * 4;       // [2][64] f32
+  static constexpr int ROWMAX_OFF = SMALL_OFF;                 // [2][64] f32
+  static constexpr int ROWSUM_OFF = ROWMAX_OFF + 2 * HT * 4;   // [2][64] f32
   static constexpr int VALID_OFF = ROWSUM_OFF + 2 * HT * 4;    // [2][64] u8
   static constexpr int V_MAX_OFF = VALID_OFF + 2 * BN;         // [2][4 warps][2 halves] u32
   static constexpr int FLAGS_OFF = V_MAX_OFF + 2 * 4 * 2 * 4;  // [2][4 warps] u32
@@ -63,15 +63,12 @@ struct PairConfig {
   static_assert(BAR_OFF % 8 == 0 && P1_OFF % 1024 == 0 && P0_OFF % 1024 == 0);
   static_assert(SMEM_BYTES <= 227 * 1024, "one CTA per SM within the H100/H200 opt-in limit");
 
-  // Named barriers (id 0 is __syncthreads). "A -> B": consumer A arrives, B syncs.
-  static constexpr int BAR_ID_MAX0 = 1;      // 0 -> 1: consumer 0's row maxima
-  static constexpr int BAR_ID_MAX1 = 2;      // 1 -> 0: the pair's final row maxima
-  static constexpr int BAR_ID_P0 = 3;        // 0 -> 1: P of block 2i, its residual flags
-  static constexpr int BAR_ID_P1 = 4;        // 1 -> 0: P of block 2i + 1, its flags
-  static constexpr int BAR_ID_VOTE0 = 5;     // consumer 0's 128 threads
-  static constexpr int BAR_ID_VOTE1 = 6;     // consumer 1's 128 threads
-  static constexpr int BAR_ID_FIXUP = 7;     // both consumers: the residual products
-  static constexpr int BAR_ID_RESULTS = 8;   // both consumers: the item's row sums
+  // Named barriers (id 0 is __syncthreads); all but the votes span both consumers.
+  static constexpr int BAR_ID_MAX = 1;      // both consumers' row maxima and |V| scans are out
+  static constexpr int BAR_ID_P = 2;        // both P tiles and their residual flags are out
+  static constexpr int BAR_ID_VOTE = 3;     // + c: consumer c's 128 threads
+  static constexpr int BAR_ID_FIXUP = 5;    // the residual products
+  static constexpr int BAR_ID_RESULTS = 6;  // the item's row sums
 };
 
 }  // namespace smla::hopper

@@ -116,67 +116,87 @@ class PairProducer {
 
     const PairBlocks b(p_, token, lo, hi);
     const int pairs = b.pairs();
-    // Lane l < 16 of warp w resolves row 16w + l of each block; slot ids are read a pair
-    // ahead so their latency overlaps a pair.
-    int32_t slot[2] = {slot_of(b, 0), slot_of(b, 1)};
 #pragma unroll 1
     for (int i = 0; i < pairs; ++i) {
-      const int32_t next[2] = {slot_of(b, 2 * i + 2), slot_of(b, 2 * i + 3)};
-      const RowSource src0 = source(b, 2 * i, slot[0]);
-      const RowSource src1 = source(b, 2 * i + 1, slot[1]);
-      fill(0, kHalfL, src0, true);
-      fill(1, kHalfR, src1, true);
-      fill(0, kHalfR, src0, false);
-      fill(1, kHalfL, src1, false);
-      slot[0] = next[0];
-      slot[1] = next[1];
+      // The slot ids load while the producer waits for the first half to free up.
+      int32_t slot[2][kRowsPerLane];
+      read_slots(b, i, slot);
+      const uint8_t* rows0[kRowsPerLane];
+      const uint8_t* rows1[kRowsPerLane];
+      row_addresses(b, 2 * i, slot[0], rows0);
+      row_addresses(b, 2 * i + 1, slot[1], rows1);
+      fill(0, kHalfL, rows0, true);
+      fill(1, kHalfR, rows1, true);
+      fill(0, kHalfR, rows0, false);
+      fill(1, kHalfL, rows1, false);
       ++pair_;
     }
   }
 
  private:
-  struct RowSource {
-    const uint8_t* data;  // this lane's row, nullptr when the entry is invalid
-  };
+  // Lane l of warp w copies 16-byte column group l % 8 of every 64-column tile of rows
+  // 16 w + l / 8 + 4 k, k < 4: eight lanes cover a row's 128 bytes of a tile, and every lane
+  // computes its own rows' addresses (no shuffles in the copy loop).
+  static constexpr int kRowsPerLane = 4;
+  __device__ int row_of(int k) const { return warp_ * 16 + lane_ / 8 + 4 * k; }
 
-  // The slot id of this lane's row of block k (-1 past the item's entries).
-  __device__ int32_t slot_of(const PairBlocks& b, int k) const {
-    const int row = warp_ * 16 + lane_ % 16;
-    if (k < b.main_blocks) {
-      const int e = b.r.main_lo + k * 64 + row;
+  // The slot ids of this lane's rows of pair i's two blocks (-1 past the item's entries).
+  __device__ void read_slots(const PairBlocks& b, int i, int32_t (&slot)[2][kRowsPerLane]) const {
+#pragma unroll
+    for (int blk = 0; blk < 2; ++blk) {
+#pragma unroll
+      for (int k = 0; k < kRowsPerLane; ++k) slot[blk][k] = slot_of(b, 2 * i + blk, row_of(k));
+    }
+  }
+  __device__ int32_t slot_of(const PairBlocks& b, int block, int row) const {
+    if (block < b.main_blocks) {
+      const int e = b.r.main_lo + block * 64 + row;
       return e < b.r.main_hi ? p_.main_sel.idx[token_offset(p_.main_sel) + e] : -1;
     }
-    const int e = b.r.extra_lo + (k - b.main_blocks) * 64 + row;
-    return k < b.blocks && e < b.r.extra_hi ? p_.extra_sel.idx[token_offset(p_.extra_sel) + e]
-                                             : -1;
+    const int e = b.r.extra_lo + (block - b.main_blocks) * 64 + row;
+    return block < b.blocks && e < b.r.extra_hi
+               ? p_.extra_sel.idx[token_offset(p_.extra_sel) + e]
+               : -1;
   }
   __device__ int64_t token_offset(const portable::SelectionView& sel) const {
     return int64_t{token_} * sel.idx_stride;
   }
 
-  __device__ RowSource source(const PairBlocks& b, int k, int32_t slot) const {
-    const portable::PoolView& pool = k < b.main_blocks ? p_.main : p_.extra;
-    const bool valid = slot >= 0 && slot < pool.slots;
-    return {valid ? Rows::row(pool, slot).data : nullptr};
+  // The row addresses of block `block` (nullptr for an invalid entry: a zero row).
+  __device__ void row_addresses(const PairBlocks& b, int block,
+                                const int32_t (&slot)[kRowsPerLane],
+                                const uint8_t* (&rows)[kRowsPerLane]) const {
+    const portable::PoolView& pool = block < b.main_blocks ? p_.main : p_.extra;
+#pragma unroll
+    for (int k = 0; k < kRowsPerLane; ++k) {
+      const bool valid = slot[k] >= 0 && slot[k] < pool.slots;
+      rows[k] = valid ? Rows::row(pool, slot[k]).data : nullptr;
+    }
   }
 
-  // Copies half h of this warp's sixteen rows into buffer b once its last reader freed it
-  // (with the block's valid flags when `with_flags`); the copies complete READY(b, h).
-  __device__ void fill(int b, int h, const RowSource& mine, bool with_flags) {
+  // Copies half h of this lane's rows into buffer b once its last reader freed it (with the
+  // block's valid flags when `with_flags`); the copies complete READY(b, h).
+  __device__ void fill(int b, int h, const uint8_t* const (&rows)[kRowsPerLane],
+                       bool with_flags) {
     ptx::mbarrier_wait(s_.free(b, h), (pair_ & 1) ^ 1);
     uint8_t* tile = s_.kv[b];
-    if (with_flags && lane_ < 16) s_.valid[b * 64 + warp_ * 16 + lane_] = mine.data != nullptr;
-    const int chunk0 = h == kHalfL ? 0 : C::L_CHUNKS;
-    const int chunk1 = h == kHalfL ? C::L_CHUNKS : C::CHUNKS;
-#pragma unroll 4
-    for (int rr = 0; rr < 16; ++rr) {
-      const uint8_t* row_data = reinterpret_cast<const uint8_t*>(
-          __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(mine.data), rr));
-      const bool valid = row_data != nullptr;
-      const int row = warp_ * 16 + rr;
-      for (int chunk = chunk0 + lane_; chunk < chunk1; chunk += 32) {
-        ptx::cp_async_cg_16_zfill(tile + tile_chunk_offset(row, chunk),
-                                  valid ? row_data + 16 * chunk : p_.main.data, valid);
+    const int group = lane_ % 8;
+    const int tile0 = h == kHalfL ? 0 : C::L_BLOCKS;
+    const int tile1 = h == kHalfL ? C::L_BLOCKS : C::D_BLOCKS;
+#pragma unroll
+    for (int k = 0; k < kRowsPerLane; ++k) {
+      const int row = row_of(k);
+      const bool valid = rows[k] != nullptr;
+      if (with_flags && group == 0) s_.valid[b * 64 + row] = valid;
+      // Computed here on every fill: hoisted out of the pair loop, the offsets of every row
+      // and tile outnumber the producer's registers and come back from local memory.
+      uint32_t offset = row * 128 + ((group ^ row) & 7) * 16;
+      asm volatile("" : "+r"(offset));
+      uint8_t* dst = tile + offset;
+      const uint8_t* src = valid ? rows[k] + group * 16 : p_.main.data;
+#pragma unroll
+      for (int t = tile0; t < tile1; ++t) {
+        ptx::cp_async_cg_16_zfill(dst + t * C::BLOCK_BYTES, valid ? src + t * 128 : src, valid);
       }
     }
     ptx::cp_async_mbarrier_arrive(s_.ready(b, h));
@@ -216,14 +236,9 @@ class PairConsumer {
     err_[0][0] = err_[0][1] = err_[1][0] = err_[1][1] = 0.0f;
     const int pairs = PairBlocks(p_, token, lo, hi).pairs();
     float s[32];
-    if constexpr (kC == 0) {
-      if (pairs > 0) issue_s0_and_wait(s, 0);
+    if (kC == 0 && pairs > 0) issue_s_and_wait(s, 0);
 #pragma unroll 1
-      for (int i = 0; i < pairs; ++i) pair_step_c0(s, i + 1 < pairs);
-    } else {
-#pragma unroll 1
-      for (int i = 0; i < pairs; ++i) pair_step_c1(s);
-    }
+    for (int i = 0; i < pairs; ++i) pair_step(s, i + 1 < pairs);
     ptx::mbarrier_arrive(s_.q_empty());  // this thread's last S is complete
     write_item_results(p_, s_.row_sum, C::BAR_ID_RESULTS, kC, lane_, row0_, o_, m_, l_, token,
                        head0, segment);
@@ -231,100 +246,111 @@ class PairConsumer {
   }
 
  private:
-  // ---- consumer 0 ----
-  // S0 of the pair `ahead` pairs from now: half L, then half R, the |V| scan, the wait.
-  __device__ void issue_s0_and_wait(float (&s)[32], int ahead) {
+  // S of this consumer's block of pair `pair_ + ahead`, in the order the producer fills its
+  // halves (consumer 0: L then R, consumer 1: R then L), the |V| scan while it runs, the wait.
+  __device__ void issue_s_and_wait(float (&s)[32], int ahead) {
     const uint32_t parity = (pair_ + ahead) & 1;
-    ptx::mbarrier_wait(s_.ready(0, kHalfL), parity);
-    issue_s_blocks(s, 0, C::L_BLOCKS, true);
-    ptx::mbarrier_wait(s_.ready(0, kHalfR), parity);
-    issue_s_blocks(s, C::L_BLOCKS, C::D_BLOCKS, false);
+    constexpr int kFirst = kC == 0 ? kHalfL : kHalfR;
+    ptx::mbarrier_wait(s_.ready(kC, kFirst), parity);
+    issue_s_half(s, kFirst, true);
+    ptx::mbarrier_wait(s_.ready(kC, 1 - kFirst), parity);
+    issue_s_half(s, 1 - kFirst, false);
     ptx::wgmma_commit();
     scan_v();
     ptx::wgmma_wait<0>();
     ptx::wgmma_fence_operands(s);
   }
+  __device__ void issue_s_half(float (&s)[32], int h, bool overwrite) {
+    if (h == kHalfL) {
+      issue_s_blocks(s, 0, C::L_BLOCKS, overwrite);
+    } else {
+      issue_s_blocks(s, C::L_BLOCKS, C::D_BLOCKS, overwrite);
+    }
+  }
 
-  __device__ void pair_step_c0(float (&s)[32], bool has_next) {
-    // Softmax of block 2i against this consumer's running maxima.
+  // One pair: both consumers run the same steps on their own block, exchanging row maxima
+  // once and P tiles once.
+  __device__ void pair_step(float (&s)[32], bool has_next) {
+    constexpr int kOwn = kC == 0 ? kHalfL : kHalfR;  // this consumer's half of d_v
+    if constexpr (kC == 1) issue_s_and_wait(s, 0);
+
+    // Softmax of the own block against this consumer's running maxima; O_own += P V_own.
     float mx[2];
     mask_and_row_max(s, mx);
-    float m0[2], alpha[2];
+    float m_own[2], alpha[2];
     bool moved = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      m0[h] = fmaxf(m_[h], mx[h]);
-      moved |= m0[h] != m_[h];
-      alpha[h] = m0[h] == m_[h] ? 1.0f : ptx::ex2_approx(m_[h] - m0[h]);
-      if (lane_ % 4 == 0) s_.row_max[row0_ + 8 * h] = m0[h];
+      m_own[h] = fmaxf(m_[h], mx[h]);
+      moved |= m_own[h] != m_[h];
+      alpha[h] = m_own[h] == m_[h] ? 1.0f : ptx::ex2_approx(m_[h] - m_own[h]);
+      if (lane_ % 4 == 0) s_.row_max[kC * 64 + row0_ + 8 * h] = m_own[h];
     }
     rescale(alpha, moved);
     float rounding[2];
-    exponentiate(s, m0, rounding);
-    ptx::named_barrier_arrive(C::BAR_ID_MAX0, C::CONSUMER_THREADS);
-
-    // O_L += P0 V0_L from registers.
+    exponentiate(s, m_own, rounding);
     uint32_t pa[16];
     pack_bf16(s, pa);
     ptx::wgmma_fence();
-    accumulate_rs(pa, 0);
+    accumulate_rs(pa, kC);
     ptx::wgmma_commit();
 
-    ptx::named_barrier_sync(C::BAR_ID_MAX1, C::CONSUMER_THREADS);
+    // Both maxima (and every warp's |V| scan) are out.
+    ptx::named_barrier_sync(C::BAR_ID_MAX, C::CONSUMER_THREADS);
     float v_bound[2];
     read_v_bounds(v_bound);
-    // Own half: the rounding of P0 as multiplied (relative to m0, like l_ and err_ now).
-    float err_l[2];
+    // The own product's rounding, relative to m_own like l_ and err_ now.
+    float err_own[2];
     bool over = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      err_l[h] = err_[kHalfL][h] + rounding[h] * v_bound[kHalfL];
-      over |= !within_rounding_budget(err_l[h], l_[h]);
+      err_own[h] = err_[kOwn][h] + rounding[h] * v_bound[kOwn];
+      over |= !within_rounding_budget(err_own[h], l_[h]);
     }
-    if (ptx::named_barrier_any(C::BAR_ID_VOTE0, 128, over)) {
-      accumulate_residual_rs(s, 0);
+    if (ptx::named_barrier_any(C::BAR_ID_VOTE + kC, 128, over)) {
+      accumulate_residual_rs(s, kC);
     } else {
-      err_[kHalfL][0] = err_l[0];
-      err_[kHalfL][1] = err_l[1];
+      err_[kOwn][0] = err_own[0];
+      err_[kOwn][1] = err_own[1];
     }
     ptx::wgmma_wait<0>();
     ptx::wgmma_fence_operands(o_);
     ptx::wgmma_fence_operands(pa);
-    ptx::mbarrier_arrive(s_.free(0, kHalfL));
+    ptx::mbarrier_arrive(s_.free(kC, kOwn));
 
-    // The pair's final maxima: rescale O_L, l, the rounding sums and P0 to them.
+    // The pair's maxima: rescale l, the rounding sums and P to them, publish P, rescale O.
     float scale[2];
     moved = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const float m = s_.row_max[row0_ + 8 * h];
-      moved |= m != m0[h];
-      scale[h] = m == m0[h] ? 1.0f : ptx::ex2_approx(m0[h] - m);
+      const float m = fmaxf(m_own[h], s_.row_max[kOther * 64 + row0_ + 8 * h]);
+      moved |= m != m_own[h];
+      scale[h] = m == m_own[h] ? 1.0f : ptx::ex2_approx(m_own[h] - m);
       m_[h] = m;
     }
-    rescale(scale, moved);
+    rescale_sums(scale);
 #pragma unroll
     for (int j = 0; j < 32; ++j) s[j] *= scale[(j >> 1) & 1];
     pack_bf16(s, pa);
-    float err_r[2];
+    float err_other[2];
     over = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      err_r[h] = err_[kHalfR][h] + rounding_of(s, pa, h) * v_bound[kHalfR];
-      over |= !within_rounding_budget(err_r[h], l_[h]);
+      err_other[h] = err_[kOther][h] + rounding_of(s, pa, h) * v_bound[kOther];
+      over |= !within_rounding_budget(err_other[h], l_[h]);
     }
     publish_p(pa, over);
-    ptx::named_barrier_arrive(C::BAR_ID_P0, C::CONSUMER_THREADS);
+    rescale_o(scale, moved);
 
-    // O_L += P1 V1_L.
-    ptx::named_barrier_sync(C::BAR_ID_P1, C::CONSUMER_THREADS);
+    // O_own += P_other V_other,own.
+    ptx::named_barrier_sync(C::BAR_ID_P, C::CONSUMER_THREADS);
     const bool fix0 = any_flag(0), fix1 = any_flag(1);
-    if (!fix0) {
-      err_[kHalfR][0] = err_r[0];
-      err_[kHalfR][1] = err_r[1];
+    if (!(kC == 0 ? fix0 : fix1)) {
+      err_[kOther][0] = err_other[0];
+      err_[kOther][1] = err_other[1];
     }
     ptx::wgmma_fence();
-    accumulate_ss(s_.p[1], 1);
+    accumulate_ss(s_.p[kOther], kOther);
     ptx::wgmma_commit();
     if (fix0 || fix1) {
       ptx::wgmma_wait<0>();
@@ -332,16 +358,16 @@ class PairConsumer {
       fixup(s, fix0, fix1);
     }
 
-    // The next pair's S0 (half L is refilled by now), V1_L freed as soon as its product is.
-    if (has_next) {
+    // Consumer 0 issues its next S behind the product (half L is refilled by then).
+    if (kC == 0 && has_next) {
       ptx::mbarrier_wait(s_.ready(0, kHalfL), (pair_ + 1) & 1);
-      issue_s_blocks(s, 0, C::L_BLOCKS, true);
+      issue_s_half(s, kHalfL, true);
       ptx::wgmma_commit();
       ptx::wgmma_wait<1>();
       ptx::wgmma_fence_operands(o_);
-      ptx::mbarrier_arrive(s_.free(1, kHalfL));
+      ptx::mbarrier_arrive(s_.free(kOther, kOwn));
       ptx::mbarrier_wait(s_.ready(0, kHalfR), (pair_ + 1) & 1);
-      issue_s_blocks(s, C::L_BLOCKS, C::D_BLOCKS, false);
+      issue_s_half(s, kHalfR, false);
       ptx::wgmma_commit();
       scan_v();
       ptx::wgmma_wait<0>();
@@ -349,92 +375,8 @@ class PairConsumer {
     } else {
       ptx::wgmma_wait<0>();
       ptx::wgmma_fence_operands(o_);
-      ptx::mbarrier_arrive(s_.free(1, kHalfL));
+      ptx::mbarrier_arrive(s_.free(kOther, kOwn));
     }
-    ++pair_;
-  }
-
-  // ---- consumer 1 ----
-  __device__ void pair_step_c1(float (&s)[32]) {
-    // S1, half R first (the producer fills it first).
-    const uint32_t parity = pair_ & 1;
-    ptx::mbarrier_wait(s_.ready(1, kHalfR), parity);
-    issue_s_blocks(s, C::L_BLOCKS, C::D_BLOCKS, true);
-    ptx::mbarrier_wait(s_.ready(1, kHalfL), parity);
-    issue_s_blocks(s, 0, C::L_BLOCKS, false);
-    ptx::wgmma_commit();
-    scan_v();
-    ptx::wgmma_wait<0>();
-    ptx::wgmma_fence_operands(s);
-
-    float mx[2];
-    mask_and_row_max(s, mx);
-    ptx::named_barrier_sync(C::BAR_ID_MAX0, C::CONSUMER_THREADS);
-    float m[2], alpha[2];
-    bool moved = false;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      m[h] = fmaxf(s_.row_max[row0_ + 8 * h], mx[h]);
-      moved |= m[h] != m_[h];
-      alpha[h] = m[h] == m_[h] ? 1.0f : ptx::ex2_approx(m_[h] - m[h]);
-      m_[h] = m[h];
-    }
-    __syncwarp();  // every lane of the row read m0 before it is overwritten
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      if (lane_ % 4 == 0) s_.row_max[row0_ + 8 * h] = m[h];
-    }
-    rescale(alpha, moved);
-    float rounding[2];
-    exponentiate(s, m, rounding);
-    ptx::named_barrier_arrive(C::BAR_ID_MAX1, C::CONSUMER_THREADS);
-
-    float v_bound[2];
-    read_v_bounds(v_bound);
-    float err_new[2][2];
-    bool over_own = false, over_other = false;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        err_new[half][h] = err_[half][h] + rounding[h] * v_bound[half];
-      }
-      over_own |= !within_rounding_budget(err_new[kHalfR][h], l_[h]);
-      over_other |= !within_rounding_budget(err_new[kHalfL][h], l_[h]);
-    }
-
-    // O_R += P1 V1_R from registers (plus its residual when some thread is over budget).
-    uint32_t pa[16];
-    pack_bf16(s, pa);
-    ptx::wgmma_fence();
-    accumulate_rs(pa, 1);
-    ptx::wgmma_commit();
-    if (ptx::named_barrier_any(C::BAR_ID_VOTE1, 128, over_own)) {
-      accumulate_residual_rs(s, 1);
-    } else {
-      err_[kHalfR][0] = err_new[kHalfR][0];
-      err_[kHalfR][1] = err_new[kHalfR][1];
-    }
-    publish_p(pa, over_other);
-
-    // O_R += P0 V0_R.
-    ptx::named_barrier_sync(C::BAR_ID_P0, C::CONSUMER_THREADS);
-    const bool fix0 = any_flag(0), fix1 = any_flag(1);
-    if (!fix1) {
-      err_[kHalfL][0] = err_new[kHalfL][0];
-      err_[kHalfL][1] = err_new[kHalfL][1];
-    }
-    ptx::wgmma_fence();
-    accumulate_ss(s_.p[0], 0);
-    ptx::wgmma_commit();
-    ptx::named_barrier_arrive(C::BAR_ID_P1, C::CONSUMER_THREADS);
-    ptx::wgmma_wait<1>();
-    ptx::wgmma_fence_operands(pa);
-    ptx::mbarrier_arrive(s_.free(1, kHalfR));
-    ptx::wgmma_wait<0>();
-    ptx::wgmma_fence_operands(o_);
-    if (fix0 || fix1) fixup(s, fix0, fix1);
-    ptx::mbarrier_arrive(s_.free(0, kHalfR));
     ++pair_;
   }
 
@@ -444,14 +386,16 @@ class PairConsumer {
     // bf16 rows arrive by cp.async, which no thread fenced: order them before wgmma reads.
     ptx::fence_proxy_async_shared();
     ptx::wgmma_fence();
-    const uint8_t* tile = s_.kv[kC];
+    // One descriptor per operand, stepped by constants (ptx::desc_step).
+    const uint64_t q_desc = ptx::sw128_desc(s_.q, 0, 1024);
+    const uint64_t k_desc = ptx::sw128_desc(s_.kv[kC], 0, 1024);
 #pragma unroll
     for (int kb = kb0; kb < kb1; ++kb) {
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
-        const uint64_t da = ptx::sw128_desc(s_.q + kb * C::BLOCK_BYTES + kk * 32, 0, 1024);
-        const uint64_t db = ptx::sw128_desc(tile + kb * C::BLOCK_BYTES + kk * 32, 0, 1024);
-        ptx::wgmma_m64n64k16_ss(s, da, db, !(overwrite && kb == kb0 && kk == 0));
+        const int step = kb * C::BLOCK_BYTES + kk * 32;
+        ptx::wgmma_m64n64k16_ss(s, ptx::desc_step(q_desc, step), ptx::desc_step(k_desc, step),
+                                !(overwrite && kb == kb0 && kk == 0));
       }
     }
   }
@@ -541,14 +485,21 @@ class PairConsumer {
     rounding[1] = rounding_of(s, pa, 1);
   }
 
-  // O, l_ and the rounding sums times alpha per row (O only where some row of the warp moved).
+  // O, l_ and the rounding sums times alpha per row.
   __device__ void rescale(const float (&alpha)[2], bool moved) {
+    rescale_sums(alpha);
+    rescale_o(alpha, moved);
+  }
+  __device__ void rescale_sums(const float (&alpha)[2]) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       l_[h] *= alpha[h];
       err_[0][h] *= alpha[h];
       err_[1][h] *= alpha[h];
     }
+  }
+  // O only where some row of the warp moved (the usual case once the maxima settle).
+  __device__ void rescale_o(const float (&alpha)[2], bool moved) {
     if (__any_sync(0xffffffffu, moved)) {
 #pragma unroll
       for (int j = 0; j < 32; ++j) {
@@ -586,17 +537,23 @@ class PairConsumer {
   // Stores P (bf16) into this consumer's P buffer and the warp's "the other half's product
   // needs the residual" flag, fenced for the other consumer's wgmma.
   __device__ void publish_p(const uint32_t (&pa)[16], bool over) {
-#pragma unroll
-    for (int i = 0; i < 16; ++i) store_p_fragment(i, pa[i]);
+    store_p_tile([&](int i) { return pa[i]; });
     const bool warp_over = __any_sync(0xffffffffu, over);
     if (lane_ == 0) s_.flags[kC * 4 + warp_] = warp_over;
     ptx::fence_proxy_async_shared();
   }
-  // Fragment i (registers 2i, 2i + 1: row row0_ + 8 (i % 2), columns 8 (i / 2) + 2 (lane %
-  // 4) + {0, 1}) into this consumer's P buffer.
-  __device__ void store_p_fragment(int i, uint32_t bits) const {
-    const int col = 8 * (i / 2) + 2 * (lane_ % 4);
-    *reinterpret_cast<uint32_t*>(s_.p[kC] + ptx::sw128_offset(row0_ + 8 * (i % 2), col)) = bits;
+  // Stores the 16 bf16x2 fragments of P (fragment i: registers 2i, 2i + 1, row row0_ + 8 (i %
+  // 2), columns 8 (i / 2) + 2 (lane % 4) + {0, 1}) into this consumer's swizzled P buffer.
+  template <class Fragment>
+  __device__ void store_p_tile(Fragment&& fragment) const {
+    // Row r's 8-column group j sits at chunk j ^ (r % 8); rows row0_ and row0_ + 8 share r % 8.
+    const uint32_t base =
+        ptx::opaque(ptx::smem_u32(s_.p[kC]) + row0_ * 128 + 4 * (lane_ % 4));
+    const uint32_t phase = ptx::opaque(row0_ % 8);
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      ptx::st_shared_u32(base + (i % 2) * 8 * 128 + (((i / 2) ^ phase) << 4), fragment(i));
+    }
   }
   __device__ bool any_flag(int c) const {
     const uint4 f = ptx::ld_shared_u4(s_.flags + 4 * c);
@@ -611,8 +568,7 @@ class PairConsumer {
     const bool others = kC == 0 ? fix1 : fix0;
     ptx::named_barrier_sync(C::BAR_ID_FIXUP, C::CONSUMER_THREADS);
     if (mine) {
-#pragma unroll
-      for (int i = 0; i < 16; ++i) store_p_fragment(i, residual_bf16x2(s, i));
+      store_p_tile([&](int i) { return residual_bf16x2(s, i); });
       ptx::fence_proxy_async_shared();
     }
     ptx::named_barrier_sync(C::BAR_ID_FIXUP, C::CONSUMER_THREADS);
@@ -631,10 +587,11 @@ class PairConsumer {
                            1024);
   }
   __device__ void accumulate_rs(const uint32_t (&pa)[16], int b) {
+    const uint64_t v = v_desc(b, 0);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
-      ptx::wgmma_m64n256k16_rs_bt(o_, a, v_desc(b, kk));
+      ptx::wgmma_m64n256k16_rs_bt(o_, a, ptx::desc_step(v, kk * 16 * 128));
     }
   }
   // The rare residual product of this consumer's own half, one k16 slice at a time, each
@@ -654,10 +611,12 @@ class PairConsumer {
     }
   }
   __device__ void accumulate_ss(const uint8_t* p_tile, int b) {
+    const uint64_t p = ptx::sw128_desc(p_tile, 0, 1024);
+    const uint64_t v = v_desc(b, 0);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
-      ptx::wgmma_m64n256k16_ss_bt(o_, ptx::sw128_desc(p_tile + kk * 32, 0, 1024), v_desc(b, kk),
-                                  true);
+      ptx::wgmma_m64n256k16_ss_bt(o_, ptx::desc_step(p, kk * 32),
+                                  ptx::desc_step(v, kk * 16 * 128), true);
     }
   }
 

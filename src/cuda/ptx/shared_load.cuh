@@ -1,4 +1,4 @@
-// Explicit shared-memory loads. nvcc splits a uint4 dereference of a pointer into the swizzled
+// Explicit shared-memory accesses. nvcc splits a uint4 dereference of a pointer into the swizzled
 // tiles into four 4-byte LDS (each 4-way bank-conflicted when the lanes read consecutive
 // 16-byte chunks); the PTX vector load is one 16-byte LDS per lane.
 #pragma once
@@ -16,6 +16,18 @@ __device__ __forceinline__ uint4 ld_shared_u4(const void* p) {
   asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "r"(smem_u32(p)));
+  return v;
+}
+
+// st.shared.u32 at a shared-space address (as from smem_u32).
+__device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+
+// The value, unknown to the compiler from here on: an address computed where it is used
+// instead of hoisted out of a loop, where a kernel near its register limit would spill it.
+__device__ __forceinline__ uint32_t opaque(uint32_t v) {
+  asm volatile("" : "+r"(v));
   return v;
 }
 

@@ -35,6 +35,13 @@ __device__ __forceinline__ uint64_t sw128_desc(const void* smem, uint32_t lbo_by
          (uint64_t{(sbo_bytes >> 4) & 0x3FFF} << 32) | (uint64_t{1} << 62);
 }
 
+// The descriptor of the operand `bytes` further on in shared memory: the start address is the
+// low 14-bit field in 16-byte units, and every shared-memory address fits it, so the step is
+// one 64-bit add of a constant (no field arithmetic per wgmma).
+__device__ __forceinline__ uint64_t desc_step(uint64_t desc, int bytes) {
+  return desc + static_cast<uint64_t>(bytes >> 4);
+}
+
 // wgmma.fence: orders this thread's register accesses to accumulators before the next wgmma.
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
