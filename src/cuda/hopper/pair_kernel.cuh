@@ -357,6 +357,9 @@ class PairConsumer {
       ptx::wgmma_fence_operands(o_);
       fixup(s, fix0, fix1);
     }
+    // Consumer 0's last write into its P tile is done (the refill of half R waits for it
+    // directly, not only through consumer 1).
+    if constexpr (kC == 0) ptx::mbarrier_arrive(s_.free(0, kHalfR));
 
     // Consumer 0 issues its next S behind the product (half L is refilled by then).
     if (kC == 0 && has_next) {
@@ -642,10 +645,13 @@ __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
   uint8_t* base = smem_raw + ((1024 - ptx::smem_u32(smem_raw) % 1024) % 1024);
   const PairShared<C> s(base);
   if (threadIdx.x == 0) {
-    for (int i = 0; i < 4; ++i) {
-      ptx::mbarrier_init(s.bars + C::BAR_READY + i, 128);
-      ptx::mbarrier_init(s.bars + C::BAR_FREE + i, 128);
-    }
+    for (int i = 0; i < 4; ++i) ptx::mbarrier_init(s.bars + C::BAR_READY + i, 128);
+    // Half R of buffer 0 is last read by consumer 1, but it also holds consumer 0's P tile
+    // for d_qk 576: both consumers release it.
+    ptx::mbarrier_init(s.free(0, kHalfL), 128);
+    ptx::mbarrier_init(s.free(0, kHalfR), C::CONSUMER_THREADS);
+    ptx::mbarrier_init(s.free(1, kHalfL), 128);
+    ptx::mbarrier_init(s.free(1, kHalfR), 128);
     ptx::mbarrier_init(s.q_full(), 128);
     ptx::mbarrier_init(s.q_empty(), C::CONSUMER_THREADS);
   }
