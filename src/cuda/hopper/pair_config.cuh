@@ -36,8 +36,8 @@ struct PairConfig {
   static_assert(D % 64 == 0 && D_BLOCKS > L_BLOCKS && 2 * L_BLOCKS * 64 == DV);
 
   // Shared memory from a 1024-aligned base. P of block 2i (consumer 0's, read by consumer 1)
-  // sits in buffer 0's RoPE block for d_qk 576 (S is done with it, and the R half is
-  // refilled only after consumer 1's P·V read it); d_qk 512 has no RoPE block to spare.
+  // sits in buffer 0's RoPE block for d_qk 576 (S is done with it, and half R of buffer 0 is
+  // refilled only after both consumers released it); d_qk 512 has no RoPE block to spare.
   static constexpr int Q_OFF = 0;
   static constexpr int KV_OFF = TILE_BYTES;                  // [2][64][D]
   static constexpr int P1_OFF = KV_OFF + 2 * TILE_BYTES;    // [64][64] bf16
@@ -52,7 +52,8 @@ struct PairConfig {
   static constexpr int FLAGS_OFF = V_MAX_OFF + 2 * 4 * 2 * 4;  // [2][4 warps] u32
   static constexpr int BAR_OFF = FLAGS_OFF + 2 * 4 * 4;
   // mbarriers: READY(b, h) producer -> consumers, FREE(b, h) the consumer that last reads
-  // half h of buffer b -> producer, and the Q tile's pair.
+  // half h of buffer b (both consumers for half R of buffer 0) -> producer, and the Q tile's
+  // pair.
   static constexpr int BAR_READY = 0;  // + 2 b + h
   static constexpr int BAR_FREE = 4;   // + 2 b + h
   static constexpr int BAR_Q_FULL = 8;

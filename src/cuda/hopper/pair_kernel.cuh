@@ -1,25 +1,24 @@
 // The block-pair Hopper attention kernel (sm_90a) for bf16 pools: the consumers own alternate
 // blocks of 64 entries instead of splitting every block's columns (attend_kernel.cuh), so S
-// is one m64n64 product per block (Q read once per block, not twice) and one consumer's
-// softmax overlaps the other's products.
+// is one m64n64 product per block (Q read once per block, not twice), each consumer's own
+// product takes P from registers, and a half-buffer is refilled as soon as its last reader
+// is done with it.
 //
 // A CTA computes 64 heads of one token over a range of its entries (main pool, then extra
 // pool), two blocks per iteration ("pair" i: block 2i in buffer 0, block 2i + 1 in buffer 1;
 // an odd last block pairs with an all-invalid one). Three warpgroups:
 //   producer (warpgroup 0): Q per item; per pair, the four half-buffers by cp.async in the
 //     order the consumers need them: L of buffer 0, R of buffer 1, R of buffer 0, L of buffer
-//     1 (L = d blocks 0..3, R = the rest), each once its last reader freed it, each
-//     completing its READY mbarrier by itself.
-//   consumer 0 (warpgroup 1), per pair:
-//     S0 = Q K0^T; m0 = max(old max, row max of S0); P0 = exp2(S0 - m0); publish m0;
-//     O_L += P0 V0_L (A from registers); take the pair's final maxima m from consumer 1;
-//     rescale O_L and P0 to m; publish P0 (bf16, shared); O_L += P1 V1_L; then issue the
-//     next pair's S0, half by half, freeing V1_L in between.
-//   consumer 1 (warpgroup 2), per pair:
-//     S1 = Q K1^T; m = max(m0, row max of S1); P1 = exp2(S1 - m); publish m;
-//     O_R += P1 V1_R (registers); publish P1; O_R += P0 V0_R.
-// Consumer 0's first product needs nothing from consumer 1, and consumer 1's S and softmax
-// run while consumer 0 multiplies, so the tensor cores rarely wait on a softmax.
+//     1 (L = d blocks 0..3, R = the rest), each once its readers freed it, each completing its
+//     READY mbarrier by itself. Eight lanes copy a row's 128 bytes of a 64-column tile.
+//   consumer c (warpgroup 1 + c) holds O[:, 256c : 256c + 256] ("its half" of d_v) and, per
+//     pair, for its own block b = c:
+//       S = Q K_b^T (consumer 0 issues the next pair's S behind its last product);
+//       m_c = max(old max, row max of S); P = exp2(S - m_c); publish m_c;
+//       O_c += P V_b,c (A from registers); free V_b,c;
+//       -- both maxima out -- m = max(m_0, m_1); rescale O_c, l and P to m; publish P;
+//       -- both P tiles out -- O_c += P_other V_other,c; free V_other,c.
+//     Both softmaxes run at once; each consumer's own product overlaps the other's softmax.
 //
 // Rounding P to bf16 is bounded as in attend_kernel.cuh (p_rounding.hpp): every thread keeps,
 // per d_v half, the sum of |p - bf16(p)| M (M = the block's max |V| over that half, scanned
