@@ -33,6 +33,7 @@
 #include "cuda/hopper/attend_variants.hpp"
 #include "cuda/hopper/kv_groups.cuh"
 #include "cuda/hopper/p_rounding.hpp"
+#include "cuda/hopper/softmax_fragments.cuh"
 #include "cuda/portable/attend_params.hpp"
 #include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/cp_async.cuh"
@@ -227,7 +228,7 @@ class Producer {
 
 // ---- consumer warpgroups ---------------------------------------------------------------------
 template <class MainRows, class ExtraRows>
-class Consumer {
+class Consumer : OnlineSoftmaxRows {
   using C = HopperConfig<MainRows, ExtraRows>;
 
  public:
@@ -240,11 +241,7 @@ class Consumer {
 
   __device__ void run_item(int token, int head0, int lo, int hi, int segment) {
     ptx::mbarrier_wait(s_.q_full(), item_ & 1);
-#pragma unroll
-    for (int i = 0; i < 128; ++i) o_[i] = 0.0f;
-    m_[0] = m_[1] = -INFINITY;
-    l_[0] = l_[1] = 0.0f;
-    err_[0][0] = err_[0][1] = err_[1][0] = err_[1][1] = 0.0f;
+    start_item();
     const ItemRanges r(p_, token, lo, hi);
     const int steps = ItemRanges::steps<C::BN>(r.main_lo, r.main_hi) +
                       ItemRanges::steps<C::BN>(r.extra_lo, r.extra_hi);
@@ -289,25 +286,11 @@ class Consumer {
     ptx::wgmma_fence_operands(s);
 
     // Online softmax over this consumer's 32 columns; the row max spans both consumers.
-    const uint8_t* valid = s_.valid + stage * C::BN + wg_ * C::S_COLS;
-    float mx[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const bool ok = valid[8 * j + 2 * (lane_ % 4) + e] != 0;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          float& v = s[4 * j + 2 * h + e];
-          v = ok ? v * p_.scale_log2 : -INFINITY;
-          mx[h] = fmaxf(mx[h], v);
-        }
-      }
-    }
+    float mx[2];
+    mask_and_row_max<C::S_COLS / 8>(s, s_.valid + stage * C::BN + wg_ * C::S_COLS, lane_,
+                                    p_.scale_log2, mx);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
       if (lane_ % 4 == 0) s_.row_max[wg_ * C::HT + row0_ + 8 * h] = mx[h];
     }
     ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
@@ -379,16 +362,7 @@ class Consumer {
       for (int h = 0; h < 2; ++h) err_[c][h] = residual ? err_[c][h] * alpha[h] : err_new[c][h];
     }
 
-    // A whole warp skips the 128 multiplies by 1 (the usual case once the maxima settle).
-    if (__any_sync(0xffffffffu, moved)) {
-#pragma unroll
-      for (int j = 0; j < 32; ++j) {
-        o_[4 * j + 0] *= alpha[0];
-        o_[4 * j + 1] *= alpha[0];
-        o_[4 * j + 2] *= alpha[1];
-        o_[4 * j + 3] *= alpha[1];
-      }
-    }
+    scale_rows(o_, alpha, moved);
     accumulate_pv(tile);
 
     if (residual) {
@@ -412,17 +386,8 @@ class Consumer {
     constexpr int kHalf = C::V_SCAN_CHUNKS / 2;
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
-      uint32_t a = 0, b = 0;  // the largest magnitudes seen, bf16x2 (sign bits meaningless)
-#pragma unroll
-      for (int k = 0; k < kHalf; ++k) {
-        const uint4 v = ptx::ld_shared_u4(tile + 16 * (t + C::CONSUMER_THREADS * (kHalf * c + k)));
-        a = ptx::max_abs_bf16x2(a, v.x);
-        b = ptx::max_abs_bf16x2(b, v.y);
-        a = ptx::max_abs_bf16x2(a, v.z);
-        b = ptx::max_abs_bf16x2(b, v.w);
-      }
-      const uint32_t m = ptx::max_abs_bf16x2(a, b);
-      bits[c] = max(m & 0x7FFFu, (m >> 16) & 0x7FFFu);
+      bits[c] = max_abs_bf16_bits<kHalf, C::CONSUMER_THREADS>(
+          tile + 16 * (t + C::CONSUMER_THREADS * kHalf * c));
     }
   }
 
@@ -473,10 +438,6 @@ class Consumer {
   const int row0_;  // this thread's first accumulator row (head offset); the second is +8
   int step_ = 0;
   int item_ = 0;
-  float o_[128];  // O[:, this consumer's 256 columns], wgmma m64n256 fragment layout
-  float m_[2];    // running max of rows row0_, row0_ + 8 (exp2 domain)
-  float l_[2];    // this thread's share of their running sums
-  float err_[2][2];  // per d_v half, rows row0_, row0_ + 8: this thread's P rounding bound
 };
 
 // One CTA per (work unit, head tile), the head tile fastest so the CTAs of one token run

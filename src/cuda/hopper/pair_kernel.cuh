@@ -42,6 +42,7 @@
 #include "cuda/hopper/kv_groups.cuh"
 #include "cuda/hopper/p_rounding.hpp"
 #include "cuda/hopper/pair_config.cuh"
+#include "cuda/hopper/softmax_fragments.cuh"
 #include "cuda/portable/attend_params.hpp"
 #include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/cp_async.cuh"
@@ -214,7 +215,7 @@ class PairProducer {
 // ---- consumer warpgroups ---------------------------------------------------------------------
 // kC: 0 or 1, a template argument so every wgmma sits in code ptxas sees as warp-uniform.
 template <int D, int kC>
-class PairConsumer {
+class PairConsumer : OnlineSoftmaxRows {
   using C = PairConfig<D>;
   static constexpr int kOther = 1 - kC;
 
@@ -228,11 +229,7 @@ class PairConsumer {
 
   __device__ void run_item(int token, int head0, int lo, int hi, int segment) {
     ptx::mbarrier_wait(s_.q_full(), item_ & 1);
-#pragma unroll
-    for (int i = 0; i < 128; ++i) o_[i] = 0.0f;
-    m_[0] = m_[1] = -INFINITY;
-    l_[0] = l_[1] = 0.0f;
-    err_[0][0] = err_[0][1] = err_[1][0] = err_[1][1] = 0.0f;
+    start_item();
     const int pairs = PairBlocks(p_, token, lo, hi).pairs();
     float s[32];
     if (kC == 0 && pairs > 0) issue_s_and_wait(s, 0);
@@ -275,7 +272,7 @@ class PairConsumer {
 
     // Softmax of the own block against this consumer's running maxima; O_own += P V_own.
     float mx[2];
-    mask_and_row_max(s, mx);
+    mask_and_row_max<8>(s, s_.valid + kC * 64, lane_, p_.scale_log2, mx);
     float m_own[2], alpha[2];
     bool moved = false;
 #pragma unroll
@@ -339,7 +336,7 @@ class PairConsumer {
       over |= !within_rounding_budget(err_other[h], l_[h]);
     }
     publish_p(pa, over);
-    rescale_o(scale, moved);
+    scale_rows(o_, scale, moved);
 
     // O_own += P_other V_other,own.
     ptx::named_barrier_sync(C::BAR_ID_P, C::CONSUMER_THREADS);
@@ -407,22 +404,12 @@ class PairConsumer {
   // thread's chunks in half L, the rest in half R.
   __device__ void scan_v() {
     const int t = static_cast<int>(threadIdx.x % 128);
-    const uint8_t* v = s_.kv[kC];
     constexpr int kChunks = C::V_HALF_BYTES / 16 / 128;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      uint32_t a = 0, b = 0;
-#pragma unroll
-      for (int k = 0; k < kChunks; ++k) {
-        const uint4 x = ptx::ld_shared_u4(v + 16 * (t + 128 * (kChunks * half + k)));
-        a = ptx::max_abs_bf16x2(a, x.x);
-        b = ptx::max_abs_bf16x2(b, x.y);
-        a = ptx::max_abs_bf16x2(a, x.z);
-        b = ptx::max_abs_bf16x2(b, x.w);
-      }
-      const uint32_t m = ptx::max_abs_bf16x2(a, b);
-      const uint32_t bits =
-          __reduce_max_sync(0xffffffffu, max(m & 0x7FFFu, (m >> 16) & 0x7FFFu));
+      const uint32_t bits = __reduce_max_sync(
+          0xffffffffu,
+          max_abs_bf16_bits<kChunks, 128>(s_.kv[kC] + 16 * (t + 128 * kChunks * half)));
       if (lane_ == 0) s_.v_max[(kC * 4 + warp_) * 2 + half] = bits;
     }
   }
@@ -436,30 +423,6 @@ class PairConsumer {
 #pragma unroll
       for (int w = 0; w < 4; ++w) bits = max(bits, s_.v_max[(kC * 4 + w) * 2 + half]);
       bound[half] = v_magnitude_bound(bits);
-    }
-  }
-
-  // Scales S to the exp2 domain, -inf where the entry is invalid; the row maxima.
-  __device__ void mask_and_row_max(float (&s)[32], float (&mx)[2]) const {
-    const uint8_t* valid = s_.valid + kC * 64;
-    mx[0] = mx[1] = -INFINITY;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const bool ok = valid[8 * j + 2 * (lane_ % 4) + e] != 0;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          float& v = s[4 * j + 2 * h + e];
-          v = ok ? v * p_.scale_log2 : -INFINITY;
-          mx[h] = fmaxf(mx[h], v);
-        }
-      }
-    }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
     }
   }
 
@@ -490,7 +453,7 @@ class PairConsumer {
   // O, l_ and the rounding sums times alpha per row.
   __device__ void rescale(const float (&alpha)[2], bool moved) {
     rescale_sums(alpha);
-    rescale_o(alpha, moved);
+    scale_rows(o_, alpha, moved);
   }
   __device__ void rescale_sums(const float (&alpha)[2]) {
 #pragma unroll
@@ -500,19 +463,6 @@ class PairConsumer {
       err_[1][h] *= alpha[h];
     }
   }
-  // O only where some row of the warp moved (the usual case once the maxima settle).
-  __device__ void rescale_o(const float (&alpha)[2], bool moved) {
-    if (__any_sync(0xffffffffu, moved)) {
-#pragma unroll
-      for (int j = 0; j < 32; ++j) {
-        o_[4 * j + 0] *= alpha[0];
-        o_[4 * j + 1] *= alpha[0];
-        o_[4 * j + 2] *= alpha[1];
-        o_[4 * j + 3] *= alpha[1];
-      }
-    }
-  }
-
   // P as bf16x2 A fragments: pa[4 kk + r] for the k16 slice kk (ptx::wgmma_m64n256k16_rs_bt).
   __device__ static void pack_bf16(const float (&s)[32], uint32_t (&pa)[16]) {
 #pragma unroll
@@ -629,10 +579,6 @@ class PairConsumer {
   const int row0_;  // this thread's first accumulator row (head offset); the second is +8
   int pair_ = 0;
   int item_ = 0;
-  float o_[128];     // O[:, 256 kC : 256 kC + 256], wgmma m64n256 fragment layout
-  float m_[2];       // running max of rows row0_, row0_ + 8 (exp2 domain)
-  float l_[2];       // this thread's share of their running sums
-  float err_[2][2];  // [d_v half][row]: this thread's P rounding bound
 };
 
 template <int D>

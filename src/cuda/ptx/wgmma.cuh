@@ -73,34 +73,25 @@ __device__ __forceinline__ void wgmma_fence_operands(uint32_t (&a)[R]) {
 }
 
 // The accumulator operands of the wrappers below, written out once: "%0, ..., %N-1" in the
-// instruction text and the matching "+f"(d[i]) constraints.
-#define SMLA_WGMMA_D16_TEXT \
+// instruction text and the matching "+f"(d[i]) constraints, in runs that the 16-, 32- and
+// 128-register lists share.
+#define SMLA_WGMMA_TEXT_0_16 \
   "%0, %1, %2, %3, %4, %5, %6, %7, " \
-  "%8, %9, %10, %11, %12, %13, %14, %15 "
-#define SMLA_WGMMA_D16_OPERANDS(d) \
+  "%8, %9, %10, %11, %12, %13, %14, %15"
+#define SMLA_WGMMA_OPERANDS_0_16(d) \
   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), \
   "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), \
   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-#define SMLA_WGMMA_D32_TEXT \
-  "%0, %1, %2, %3, %4, %5, %6, %7, " \
-  "%8, %9, %10, %11, %12, %13, %14, %15, " \
+#define SMLA_WGMMA_TEXT_16_32 \
   "%16, %17, %18, %19, %20, %21, %22, %23, " \
-  "%24, %25, %26, %27, %28, %29, %30, %31 "
-#define SMLA_WGMMA_D32_OPERANDS(d) \
-  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), \
-  "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), \
-  "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+  "%24, %25, %26, %27, %28, %29, %30, %31"
+#define SMLA_WGMMA_OPERANDS_16_32(d) \
   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), \
   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), \
   "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-#define SMLA_WGMMA_D128_TEXT \
-  "%0, %1, %2, %3, %4, %5, %6, %7, " \
-  "%8, %9, %10, %11, %12, %13, %14, %15, " \
-  "%16, %17, %18, %19, %20, %21, %22, %23, " \
-  "%24, %25, %26, %27, %28, %29, %30, %31, " \
+#define SMLA_WGMMA_TEXT_32_128 \
   "%32, %33, %34, %35, %36, %37, %38, %39, " \
   "%40, %41, %42, %43, %44, %45, %46, %47, " \
   "%48, %49, %50, %51, %52, %53, %54, %55, " \
@@ -112,16 +103,8 @@ __device__ __forceinline__ void wgmma_fence_operands(uint32_t (&a)[R]) {
   "%96, %97, %98, %99, %100, %101, %102, %103, " \
   "%104, %105, %106, %107, %108, %109, %110, %111, " \
   "%112, %113, %114, %115, %116, %117, %118, %119, " \
-  "%120, %121, %122, %123, %124, %125, %126, %127 "
-#define SMLA_WGMMA_D128_OPERANDS(d) \
-  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), \
-  "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), \
-  "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), \
-  "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), \
-  "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+  "%120, %121, %122, %123, %124, %125, %126, %127"
+#define SMLA_WGMMA_OPERANDS_32_128(d) \
   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), \
   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), \
@@ -146,6 +129,14 @@ __device__ __forceinline__ void wgmma_fence_operands(uint32_t (&a)[R]) {
   "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
   "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), \
   "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+#define SMLA_WGMMA_D16_TEXT SMLA_WGMMA_TEXT_0_16 " "
+#define SMLA_WGMMA_D16_OPERANDS(d) SMLA_WGMMA_OPERANDS_0_16(d)
+#define SMLA_WGMMA_D32_TEXT SMLA_WGMMA_TEXT_0_16 ", " SMLA_WGMMA_TEXT_16_32 " "
+#define SMLA_WGMMA_D32_OPERANDS(d) SMLA_WGMMA_OPERANDS_0_16(d), SMLA_WGMMA_OPERANDS_16_32(d)
+#define SMLA_WGMMA_D128_TEXT \
+  SMLA_WGMMA_TEXT_0_16 ", " SMLA_WGMMA_TEXT_16_32 ", " SMLA_WGMMA_TEXT_32_128 " "
+#define SMLA_WGMMA_D128_OPERANDS(d) \
+  SMLA_WGMMA_OPERANDS_0_16(d), SMLA_WGMMA_OPERANDS_16_32(d), SMLA_WGMMA_OPERANDS_32_128(d)
 
 // D[64x32] (+)= A[64x16] * B[16x32]: A and B K-major in shared memory. accumulate = false
 // overwrites D.
@@ -200,6 +191,12 @@ __device__ __forceinline__ void wgmma_m64n256k16_rs_bt(float (&d)[128], const ui
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
 }
 
+#undef SMLA_WGMMA_TEXT_0_16
+#undef SMLA_WGMMA_TEXT_16_32
+#undef SMLA_WGMMA_TEXT_32_128
+#undef SMLA_WGMMA_OPERANDS_0_16
+#undef SMLA_WGMMA_OPERANDS_16_32
+#undef SMLA_WGMMA_OPERANDS_32_128
 #undef SMLA_WGMMA_D16_TEXT
 #undef SMLA_WGMMA_D16_OPERANDS
 #undef SMLA_WGMMA_D32_TEXT

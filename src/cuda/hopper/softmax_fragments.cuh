@@ -1,0 +1,94 @@
+// Online-softmax steps on wgmma accumulator fragments, shared by the two Hopper attention
+// kernels. An m64nN f32 fragment (ptx/wgmma.cuh) gives a thread rows row0 and row0 + 8 and,
+// for 8-column block j, registers 4j + 2h + e at row row0 + 8h, column 8j + 2 (lane % 4) + e.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "cuda/ptx/fast_math.cuh"
+#include "cuda/ptx/shared_load.cuh"
+
+namespace smla::hopper {
+
+// Scales S (J blocks of 8 columns) to the exp2 domain, -inf where valid[column] is 0 (valid
+// points at the fragment's column 0), and returns each row's maximum over all four lanes of
+// its quad.
+template <int J>
+__device__ __forceinline__ void mask_and_row_max(float (&s)[4 * J], const uint8_t* valid,
+                                                 int lane, float scale_log2, float (&mx)[2]) {
+  mx[0] = mx[1] = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const bool ok = valid[8 * j + 2 * (lane % 4) + e] != 0;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float& v = s[4 * j + 2 * h + e];
+        v = ok ? v * scale_log2 : -INFINITY;
+        mx[h] = fmaxf(mx[h], v);
+      }
+    }
+  }
+  // A butterfly: each step must see the previous one's result.
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+    mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+  }
+}
+
+// Multiplies the rows of an accumulator fragment by alpha[0] and alpha[1]; a whole warp skips
+// it when none of its rows `moved` (the usual case once the maxima settle).
+template <int N>
+__device__ __forceinline__ void scale_rows(float (&o)[N], const float (&alpha)[2], bool moved) {
+  if (!__any_sync(0xffffffffu, moved)) return;
+#pragma unroll
+  for (int j = 0; j < N / 4; ++j) {
+    o[4 * j + 0] *= alpha[0];
+    o[4 * j + 1] *= alpha[0];
+    o[4 * j + 2] *= alpha[1];
+    o[4 * j + 3] *= alpha[1];
+  }
+}
+
+// The largest |V| over K 16-byte chunks of bf16 at `first`, `first` + 16 STRIDE, ... (one
+// thread's share of a scan that spreads consecutive chunks over STRIDE threads: no bank
+// conflicts), as bf16 magnitude bits (a NaN above every number).
+template <int K, int STRIDE>
+__device__ __forceinline__ uint32_t max_abs_bf16_bits(const uint8_t* first) {
+  uint32_t a = 0, b = 0;  // the largest magnitudes seen, bf16x2 (sign bits meaningless)
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const uint4 v = ptx::ld_shared_u4(first + 16 * STRIDE * k);
+    a = ptx::max_abs_bf16x2(a, v.x);
+    b = ptx::max_abs_bf16x2(b, v.y);
+    a = ptx::max_abs_bf16x2(a, v.z);
+    b = ptx::max_abs_bf16x2(b, v.w);
+  }
+  const uint32_t m = ptx::max_abs_bf16x2(a, b);
+  return max(m & 0x7FFFu, (m >> 16) & 0x7FFFu);
+}
+
+// A consumer thread's online-softmax state over one work item: its O fragment (m64n256: its
+// consumer's 256 columns of d_v), the running maxima of its two rows (exp2 domain), its share
+// of their sums, and per d_v half and row its P-rounding bound (p_rounding.hpp).
+struct OnlineSoftmaxRows {
+  __device__ void start_item() {
+#pragma unroll
+    for (int i = 0; i < 128; ++i) o_[i] = 0.0f;
+    m_[0] = m_[1] = -INFINITY;
+    l_[0] = l_[1] = 0.0f;
+    err_[0][0] = err_[0][1] = err_[1][0] = err_[1][1] = 0.0f;
+  }
+
+  float o_[128];
+  float m_[2];
+  float l_[2];
+  float err_[2][2];  // [d_v half][row]
+};
+
+}  // namespace smla::hopper
