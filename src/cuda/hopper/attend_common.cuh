@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 
+#include "cuda/cuda_check.hpp"
 #include "cuda/portable/attend_params.hpp"
 #include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/cp_async.cuh"
@@ -60,6 +62,18 @@ __device__ __forceinline__ void for_each_item(const AttendParams& p, int unit, F
     const Segment seg = p.plan.segments[s];
     f(seg.token, seg.lo, seg.hi, s);
   }
+}
+
+// Runs a warpgroup role over this CTA's work items: role.run_item(token, head0, lo, hi,
+// segment) per item of unit blockIdx.x / head_tiles, head tile blockIdx.x % head_tiles (the
+// head tile fastest, so the CTAs of one token run together and share its rows in L2).
+template <class Role>
+__device__ __forceinline__ void run_items(const AttendParams& p, Role& role) {
+  const int head0 = static_cast<int>(blockIdx.x % p.head_tiles) * kHeadTile;
+  const int unit = static_cast<int>(blockIdx.x / p.head_tiles);
+  for_each_item(p, unit, [&](int token, int lo, int hi, int segment) {
+    role.run_item(token, head0, lo, hi, segment);
+  });
 }
 
 // Warp `warp` (0..3) of the producer copies Q rows head0 + 16 warp + [0, 16) of `token`
@@ -149,6 +163,20 @@ __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
       }
     }
   }
+}
+
+// Launches an attention kernel of THREADS threads and SMEM_BYTES of dynamic shared memory
+// over one CTA per (work unit, head tile); `name` names it in errors.
+template <int THREADS, int SMEM_BYTES>
+Status launch_attend_kernel(void (*kernel)(AttendParams), const char* name, const AttendParams& p,
+                            int units, cudaStream_t stream) {
+  const std::string set_smem = std::string("cudaFuncSetAttribute(") + name + ")";
+  SMLA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     SMEM_BYTES),
+                "attend", set_smem.c_str());
+  const int64_t ctas = int64_t{units} * p.head_tiles;
+  kernel<<<static_cast<unsigned>(ctas), THREADS, SMEM_BYTES, stream>>>(p);
+  return cuda_backend::launch_status("attend", name);
 }
 
 }  // namespace smla::hopper

@@ -85,7 +85,7 @@ class Producer {
   __device__ Producer(const AttendParams& p, const SharedState<C>& s)
       : p_(p), s_(s), warp_(static_cast<int>(threadIdx.x) / 32), lane_(threadIdx.x % 32) {}
 
-  __device__ void run_item(int token, int head0, int lo, int hi) {
+  __device__ void run_item(int token, int head0, int lo, int hi, int /*segment*/) {
     load_q(token, head0);
     const ItemRanges r(p_, token, lo, hi);
     if (r.main_lo < r.main_hi) {
@@ -460,20 +460,14 @@ __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
     ptx::mbarrier_init(s.q_empty(), C::CONSUMER_THREADS);
   }
   __syncthreads();
-  const int head0 = static_cast<int>(blockIdx.x % p.head_tiles) * C::HT;
-  const int unit = static_cast<int>(blockIdx.x / p.head_tiles);
   if (threadIdx.x < 128) {
     ptx::setmaxnreg_dec<C::PRODUCER_REGS>();
     Producer<MainRows, ExtraRows> producer(p, s);
-    for_each_item(p, unit, [&](int token, int lo, int hi, int) {
-      producer.run_item(token, head0, lo, hi);
-    });
+    run_items(p, producer);
   } else {
     ptx::setmaxnreg_inc<C::CONSUMER_REGS>();
     Consumer<MainRows, ExtraRows> consumer(p, s);
-    for_each_item(p, unit, [&](int token, int lo, int hi, int segment) {
-      consumer.run_item(token, head0, lo, hi, segment);
-    });
+    run_items(p, consumer);
   }
 #endif
 }
@@ -481,13 +475,8 @@ __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
 template <class MainRows, class ExtraRows>
 Status launch_attend(const AttendParams& p, int units, cudaStream_t stream) {
   using C = HopperConfig<MainRows, ExtraRows>;
-  const auto kernel = hopper_attend_kernel<MainRows, ExtraRows>;
-  SMLA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     C::SMEM_BYTES),
-                "attend", "cudaFuncSetAttribute(hopper_attend_kernel)");
-  const int64_t ctas = int64_t{units} * p.head_tiles;
-  kernel<<<static_cast<unsigned>(ctas), C::THREADS, C::SMEM_BYTES, stream>>>(p);
-  return cuda_backend::launch_status("attend", "hopper_attend_kernel");
+  return launch_attend_kernel<C::THREADS, C::SMEM_BYTES>(
+      hopper_attend_kernel<MainRows, ExtraRows>, "hopper_attend_kernel", p, units, stream);
 }
 
 template <class MainRows, class ExtraRows>

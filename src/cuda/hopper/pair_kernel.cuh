@@ -107,7 +107,7 @@ class PairProducer {
   __device__ PairProducer(const AttendParams& p, const PairShared<C>& s)
       : p_(p), s_(s), warp_(static_cast<int>(threadIdx.x) / 32), lane_(threadIdx.x % 32) {}
 
-  __device__ void run_item(int token, int head0, int lo, int hi) {
+  __device__ void run_item(int token, int head0, int lo, int hi, int /*segment*/) {
     token_ = token;
     ptx::mbarrier_wait(s_.q_empty(), (item_ & 1) ^ 1);
     load_q_tile<C::CHUNKS>(p_, s_.q, token, head0, warp_, lane_);
@@ -601,26 +601,18 @@ __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
     ptx::mbarrier_init(s.q_empty(), C::CONSUMER_THREADS);
   }
   __syncthreads();
-  const int head0 = static_cast<int>(blockIdx.x % p.head_tiles) * C::HT;
-  const int unit = static_cast<int>(blockIdx.x / p.head_tiles);
   if (threadIdx.x < 128) {
     ptx::setmaxnreg_dec<C::PRODUCER_REGS>();
     PairProducer<D> producer(p, s);
-    for_each_item(p, unit, [&](int token, int lo, int hi, int) {
-      producer.run_item(token, head0, lo, hi);
-    });
+    run_items(p, producer);
   } else if (threadIdx.x < 256) {
     ptx::setmaxnreg_inc<C::CONSUMER_REGS>();
     PairConsumer<D, 0> consumer(p, s);
-    for_each_item(p, unit, [&](int token, int lo, int hi, int segment) {
-      consumer.run_item(token, head0, lo, hi, segment);
-    });
+    run_items(p, consumer);
   } else {
     ptx::setmaxnreg_inc<C::CONSUMER_REGS>();
     PairConsumer<D, 1> consumer(p, s);
-    for_each_item(p, unit, [&](int token, int lo, int hi, int segment) {
-      consumer.run_item(token, head0, lo, hi, segment);
-    });
+    run_items(p, consumer);
   }
 #endif
 }
@@ -628,13 +620,8 @@ __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
 template <int D>
 Status launch_pair_attend(const AttendParams& p, int units, cudaStream_t stream) {
   using C = PairConfig<D>;
-  const auto kernel = pair_attend_kernel<D>;
-  SMLA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     C::SMEM_BYTES),
-                "attend", "cudaFuncSetAttribute(pair_attend_kernel)");
-  const int64_t ctas = int64_t{units} * p.head_tiles;
-  kernel<<<static_cast<unsigned>(ctas), C::THREADS, C::SMEM_BYTES, stream>>>(p);
-  return cuda_backend::launch_status("attend", "pair_attend_kernel");
+  return launch_attend_kernel<C::THREADS, C::SMEM_BYTES>(pair_attend_kernel<D>,
+                                                         "pair_attend_kernel", p, units, stream);
 }
 
 template <int D>
