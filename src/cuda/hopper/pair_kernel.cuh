@@ -284,9 +284,8 @@ class PairConsumer : OnlineSoftmaxRows {
     }
     rescale(alpha, moved);
     float rounding[2];
-    exponentiate(s, m_own, rounding);
     uint32_t pa[16];
-    pack_bf16(s, pa);
+    exponentiate(s, m_own, pa, rounding);
     ptx::wgmma_fence();
     accumulate_rs(pa, kC);
     ptx::wgmma_commit();
@@ -426,9 +425,10 @@ class PairConsumer : OnlineSoftmaxRows {
     }
   }
 
-  // P = exp2(S - m) in place (zeros while a row has seen nothing valid), added to l_; the
-  // per-row sum of this thread's |p - bf16(p)|.
-  __device__ void exponentiate(float (&s)[32], const float (&m)[2], float (&rounding)[2]) {
+  // P = exp2(S - m) in place (zeros while a row has seen nothing valid), added to l_; P as
+  // bf16 fragments and the per-row sum of this thread's |p - bf16(p)|.
+  __device__ void exponentiate(float (&s)[32], const float (&m)[2], uint32_t (&pa)[16],
+                               float (&rounding)[2]) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const bool none = m[h] == -INFINITY;
@@ -444,7 +444,6 @@ class PairConsumer : OnlineSoftmaxRows {
       }
       l_[h] += sum;
     }
-    uint32_t pa[16];
     pack_bf16(s, pa);
     rounding[0] = rounding_of(s, pa, 0);
     rounding[1] = rounding_of(s, pa, 1);
