@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/random.hpp"
 #include "cuda/hopper/p_rounding.hpp"
 #include "formats/numeric.hpp"
 
@@ -68,20 +69,16 @@ TEST(HopperPRounding, CraftedStepBelowTheOldThresholdNeedsTheResidual) {
 // Random weights: whenever the budget lets a step skip the residual, out's rounding error is
 // within it (the bound holds for every column, whatever V's signs).
 TEST(HopperPRounding, SkippedStepsStayWithinTheBudget) {
-  uint32_t state = 12345;
-  auto next = [&state] {
-    state = state * 1664525u + 1013904223u;
-    return static_cast<float>(state >> 8) / 16777216.0f;
-  };
+  test::Rng rng(12345);
   int skipped = 0;
   for (int trial = 0; trial < 2000; ++trial) {
     constexpr int n = 64;
-    const float scale = 0.05f + 0.5f * next();
+    const auto scale = static_cast<float>(rng.uniform(0.05, 0.55));
     double err = 0, l = 0;
     float rounding = 0.0f, v_max = 0.0f;
     for (int j = 0; j < n; ++j) {
-      const float p = std::exp2(-8.0f * next());
-      const float v = scale * (2.0f * next() - 1.0f);
+      const float p = std::exp2(static_cast<float>(rng.uniform(-8.0, 0.0)));
+      const float v = scale * static_cast<float>(rng.uniform(-1.0, 1.0));
       err += (double{round_bf16(p)} - p) * v;
       l += p;
       rounding += std::fabs(p - round_bf16(p));

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <functional>
 #include <iterator>
+#include <vector>
 #include <string>
 
 #include "bench_anchors.hpp"
@@ -269,12 +270,17 @@ bool run_row(const Workload& workload, int reps, uint64_t seed, cudaStream_t str
 }  // namespace
 
 std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::string* why_not) {
-  // A selection without rows is a usage error (cmd_bench.cpp): found before the ceilings'
-  // seconds of GEMM and copies, not after.
-  const bool any_selected =
-      std::any_of(std::begin(kAnchors), std::end(kAnchors),
-                  [&](const Anchor& anchor) { return options.selects(anchor_workload(anchor)); });
-  if (!any_selected) {
+  // The rows that run, chosen before the ceilings' seconds of GEMM and copies: a selection
+  // without rows is a usage error (cmd_bench.cpp).
+  std::vector<size_t> selected;  // indices into kAnchors
+  bool first_prefill = true, first_decode = true;
+  for (size_t i = 0; i < std::size(kAnchors); ++i) {
+    bool& first = kAnchors[i].decode ? first_decode : first_prefill;
+    if (!options.selects(anchor_workload(kAnchors[i])) || (options.quick && !first)) continue;
+    first = false;
+    selected.push_back(i);
+  }
+  if (selected.empty()) {
     BenchReport none;
     none.gpu = true;
     return none;
@@ -294,18 +300,11 @@ std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::strin
   {
     Timer timer(stream);
     report.ceilings = measure_ceilings(stream, timer, reps);
-    // A row's seed is its position, so a row has the same data whichever rows run with it.
-    uint64_t seed = 2026;
-    bool first_prefill = true, first_decode = true;
-    for (const Anchor& anchor : kAnchors) {
-      const Workload workload = anchor_workload(anchor);
-      const uint64_t row_seed = seed++;
-      bool& first = anchor.decode ? first_decode : first_prefill;
-      if (!options.selects(workload) || (options.quick && !first)) continue;
-      first = false;
+    for (const size_t i : selected) {
       BenchRow row;
-      row.anchor_us = anchor.flashmla_us;
-      if (!run_row(workload, reps, row_seed, stream, timer, &row, why_not)) {
+      row.anchor_us = kAnchors[i].flashmla_us;
+      // A row's seed is its position, so a row has the same data whichever rows run with it.
+      if (!run_row(anchor_workload(kAnchors[i]), reps, 2026 + i, stream, timer, &row, why_not)) {
         cudaStreamDestroy(stream);
         return std::nullopt;
       }
