@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# tools/bench-table on two hand-written `smla bench` logs: rows joined by shape across the
+# logs, "-" for a row one log lacks, FAIL and "not run" instead of a ratio, the geometric
+# mean over the passing rows only, and exit code 2 for a bad argument. Run by ctest
+# (tests/CMakeLists.txt).
+#
+# Usage: test_bench_table.sh BENCH_TABLE
+set -u
+table=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+failures=0
+expect() {  # expect DESCRIPTION PATTERN TEXT: TEXT has a line matching the ERE PATTERN
+  if ! grep -Eq -- "$2" <<<"$3"; then
+    echo "FAIL: $1: no line matches '$2' in:"
+    echo "$3"
+    failures=$((failures + 1))
+  fi
+}
+
+header='workload shape format path time us tokens/s TFLOP/s GB/s %gemm %copy FlashMLA us ratio  check'
+cat >"$dir/a.log" <<EOF
+backend: cuda:0 NVIDIA H200 (cc 9.0, 132 SMs; SMLA_BACKEND=hopper)
+ceilings: device-to-device copy 4252 GB/s, cuBLAS bf16 GEMM 8192^3 892 TFLOP/s
+$header
+prefill  T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192  bf16/64  hopper  7000.0  1.0  350.0  193  44%  5%  3500.0  0.50  pass (8 tokens x 128 heads vs float64: max |out err| 3.55e-05)
+decode   b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink  fp8_v32/64  hopper  10.0  1.0  1.0  1  5%  3%  20.0  2.00  pass (4 tokens)
+decode   b=64 s_q=2 h_q=40 d_qk=576 topk=2048 s_kv=32768 sink  fp8_v32/64  hopper  -  -  -  -  -  -  185.6  -  not run: the Hopper path does not cover h_q=40
+EOF
+cat >"$dir/b.log" <<EOF
+$header
+prefill  T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192  bf16/64  hopper  3500.0  1.0  700.0  193  88%  5%  3500.0  1.00  pass (8 tokens)
+decode   b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink  fp8_v32/64  hopper  40.0  1.0  1.0  1  5%  3%  20.0  -  FAIL: max |out err| 2.0e-02
+EOF
+
+out=$("$table" new="$dir/a.log" old="$dir/b.log")
+rc=$?
+[ $rc -eq 0 ] || { echo "FAIL: exit code $rc"; failures=$((failures + 1)); }
+expect "heading" '^row .* new +old *$' "$out"
+expect "prefill row, both logs" '^prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 +0\.50 \(7000\.0\) +1\.00 \(3500\.0\)' "$out"
+expect "a failed check" '^decode b=2 .* +2\.00 \(10\.0\) +FAIL *$' "$out"
+expect "a row the path does not cover, missing from the second log" '^decode b=64 .*h_q=40.* +not run +- *$' "$out"
+# 0.50 and 2.00 in the first log; 1.00 alone in the second (its FAIL row does not count).
+expect "geometric means" '^geometric mean of the ratios +1\.000 \(2 rows\) +1\.000 \(1 rows\)' "$out"
+
+"$table" new="$dir/missing.log" >/dev/null 2>&1
+rc=$?
+[ $rc -eq 2 ] || { echo "FAIL: an unreadable log exits $rc, not 2"; failures=$((failures + 1)); }
+"$table" >/dev/null 2>&1
+rc=$?
+[ $rc -eq 2 ] || { echo "FAIL: no arguments exit $rc, not 2"; failures=$((failures + 1)); }
+
+[ $failures -eq 0 ] && echo "PASS: bench-table" || exit 1
