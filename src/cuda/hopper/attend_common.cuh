@@ -170,10 +170,12 @@ __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
 template <int THREADS, int SMEM_BYTES>
 Status launch_attend_kernel(void (*kernel)(AttendParams), const char* name, const AttendParams& p,
                             int units, cudaStream_t stream) {
-  const std::string set_smem = std::string("cudaFuncSetAttribute(") + name + ")";
-  SMLA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     SMEM_BYTES),
-                "attend", set_smem.c_str());
+  const cudaError_t set_smem =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
+  if (set_smem != cudaSuccess) {  // the call site's text is built only for the error
+    const std::string what = std::string("cudaFuncSetAttribute(") + name + ")";
+    return cuda_backend::cuda_status(set_smem, "attend", what.c_str());
+  }
   const int64_t ctas = int64_t{units} * p.head_tiles;
   kernel<<<static_cast<unsigned>(ctas), THREADS, SMEM_BYTES, stream>>>(p);
   return cuda_backend::launch_status("attend", name);
