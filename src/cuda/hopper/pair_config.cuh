@@ -8,7 +8,6 @@ namespace smla::hopper {
 
 template <int D>
 struct PairConfig {
-  static constexpr int DQK = D;
   static constexpr int DV = 512;
   // A CTA owns 64 query heads of one token and walks its entries in blocks of BN = 64 rows,
   // two blocks per iteration: block 2i in buffer 0 for consumer 0, block 2i + 1 in buffer 1
@@ -31,7 +30,6 @@ struct PairConfig {
   static constexpr int TILE_BYTES = D_BLOCKS * BLOCK_BYTES;
   static constexpr int CHUNKS = D / 8;  // 16-byte groups per row
   static constexpr int L_BLOCKS = 4;
-  static constexpr int L_CHUNKS = L_BLOCKS * 8;
   static constexpr int V_HALF_BYTES = L_BLOCKS * BLOCK_BYTES;
   static_assert(D % 64 == 0 && D_BLOCKS > L_BLOCKS && 2 * L_BLOCKS * 64 == DV);
 

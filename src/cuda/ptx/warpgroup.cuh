@@ -24,13 +24,6 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-// bar.arrive id, threads: counts this thread's arrival at named barrier `id` without waiting;
-// the threads that bar.sync on the same id and count wait for it (threads = arrivals +
-// syncs). Both order memory: writes before the arrive are visible after the sync.
-__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
 // bar.red.or: a barrier of `threads` threads that returns whether any of them passed true.
 __device__ __forceinline__ bool named_barrier_any(int id, int threads, bool vote) {
   uint32_t any;
