@@ -338,9 +338,7 @@ class Consumer : OnlineSoftmaxRows {
       for (int j = 0; j < 4; ++j) {
         const float x = s[4 * j + 2 * h];
         const float y = s[4 * j + 2 * h + 1];
-        const uint32_t hi = ptx::float2_to_bf16x2_rn(x, y);
-        rounding += fabsf(x - __uint_as_float(hi << 16)) +
-                    fabsf(y - __uint_as_float(hi & 0xFFFF0000u));
+        rounding += bf16x2_rounding(x, y, ptx::float2_to_bf16x2_rn(x, y));
       }
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
@@ -398,15 +396,11 @@ class Consumer : OnlineSoftmaxRows {
       const int col = wg_ * C::S_COLS + 8 * j + 2 * (lane_ % 4);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        float x = pv[4 * j + 2 * h];
-        float y = pv[4 * j + 2 * h + 1];
-        if (residual) {
-          const uint32_t hi = ptx::float2_to_bf16x2_rn(x, y);
-          x -= __uint_as_float(hi << 16);
-          y -= __uint_as_float(hi & 0xFFFF0000u);
-        }
+        const float x = pv[4 * j + 2 * h];
+        const float y = pv[4 * j + 2 * h + 1];
+        const uint32_t packed = ptx::float2_to_bf16x2_rn(x, y);
         *reinterpret_cast<uint32_t*>(s_.p + ptx::sw128_offset(row0_ + 8 * h, col)) =
-            ptx::float2_to_bf16x2_rn(x, y);
+            residual ? bf16x2_residual(x, y, packed) : packed;
       }
     }
   }

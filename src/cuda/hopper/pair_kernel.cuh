@@ -469,9 +469,8 @@ class PairConsumer : OnlineSoftmaxRows {
   }
   // Fragment i of the residual p - bf16(p), itself as bf16.
   __device__ static uint32_t residual_bf16x2(const float (&s)[32], int i) {
-    const uint32_t hi = ptx::float2_to_bf16x2_rn(s[2 * i], s[2 * i + 1]);
-    return ptx::float2_to_bf16x2_rn(s[2 * i] - __uint_as_float(hi << 16),
-                                    s[2 * i + 1] - __uint_as_float(hi & 0xFFFF0000u));
+    return bf16x2_residual(s[2 * i], s[2 * i + 1],
+                           ptx::float2_to_bf16x2_rn(s[2 * i], s[2 * i + 1]));
   }
   // Sum of |p - bf16(p)| over this thread's columns of row row0_ + 8 h.
   __device__ static float rounding_of(const float (&s)[32], const uint32_t (&pa)[16], int h) {
@@ -479,8 +478,7 @@ class PairConsumer : OnlineSoftmaxRows {
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const int i = 2 * j + h;  // registers 4j + 2h, 4j + 2h + 1
-      sum += fabsf(s[2 * i] - __uint_as_float(pa[i] << 16)) +
-             fabsf(s[2 * i + 1] - __uint_as_float(pa[i] & 0xFFFF0000u));
+      sum += bf16x2_rounding(s[2 * i], s[2 * i + 1], pa[i]);
     }
     return sum;
   }

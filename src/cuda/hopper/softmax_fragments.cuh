@@ -8,10 +8,24 @@
 #include <cmath>
 #include <cstdint>
 
+#include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/fast_math.cuh"
 #include "cuda/ptx/shared_load.cuh"
 
 namespace smla::hopper {
+
+// A pair (x, y) of P and `packed`, the pair rounded to bf16 (ptx::float2_to_bf16x2_rn(x, y)):
+// what the rounding costs, |x - bf16(x)| + |y - bf16(y)| (p_rounding.hpp), and the residual
+// pair (x - bf16(x), y - bf16(y)) itself as bf16x2, the A operand of the residual product.
+// Both differences are exact in f32.
+__device__ __forceinline__ float bf16x2_rounding(float x, float y, uint32_t packed) {
+  return fabsf(x - __uint_as_float(packed << 16)) +
+         fabsf(y - __uint_as_float(packed & 0xFFFF0000u));
+}
+__device__ __forceinline__ uint32_t bf16x2_residual(float x, float y, uint32_t packed) {
+  return ptx::float2_to_bf16x2_rn(x - __uint_as_float(packed << 16),
+                                  y - __uint_as_float(packed & 0xFFFF0000u));
+}
 
 // Scales S (J blocks of 8 columns) to the exp2 domain, -inf where valid[column] is 0 (valid
 // points at the fragment's column 0), and returns each row's maximum over all four lanes of
