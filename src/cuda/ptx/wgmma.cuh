@@ -1,8 +1,9 @@
 // wgmma wrappers (sm_90a): warpgroup matrix multiply-accumulate, B (and A, unless A comes from
 // registers) in shared memory, described by 64-bit matrix descriptors (PTX ISA, "Matrix
-// Descriptor Format"). Every operand tile smla feeds to wgmma uses the 128-byte swizzle: rows of 64 bf16 (128 B), eight
-// rows (1024 B) per swizzle atom, 16-byte chunk c of row r stored at chunk c ^ (r % 8). Tiles
-// start on 1024-byte boundaries, so the swizzle phase of a row is its index mod 8.
+// Descriptor Format"). Every operand tile smla feeds to wgmma uses the 128-byte swizzle: rows
+// of 64 bf16 (128 B), eight rows (1024 B) per swizzle atom, 16-byte chunk c of row r stored at
+// chunk c ^ (r % 8). Tiles start on 1024-byte boundaries, so the swizzle phase of a row is its
+// index mod 8.
 //
 // Accumulator fragments (m64nN, f32, N/2 registers per thread): warp w of the warpgroup owns
 // rows 16w + lane/4 (registers 4j, 4j+1) and 16w + lane/4 + 8 (registers 4j+2, 4j+3), at
