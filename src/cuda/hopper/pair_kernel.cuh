@@ -190,9 +190,7 @@ class PairProducer {
       if (with_flags && group == 0) s_.valid[b * 64 + row] = valid;
       // Computed here on every fill: hoisted out of the pair loop, the offsets of every row
       // and tile outnumber the producer's registers and come back from local memory.
-      uint32_t offset = row * 128 + ((group ^ row) & 7) * 16;
-      asm volatile("" : "+r"(offset));
-      uint8_t* dst = tile + offset;
+      uint8_t* dst = tile + ptx::opaque(row * 128 + ((group ^ row) & 7) * 16);
       const uint8_t* src = valid ? rows[k] + group * 16 : p_.main.data;
 #pragma unroll
       for (int t = tile0; t < tile1; ++t) {
