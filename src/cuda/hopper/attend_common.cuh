@@ -76,11 +76,11 @@ __device__ __forceinline__ void run_items(const AttendParams& p, Role& role) {
   });
 }
 
-// Warp `warp` (0..3) of the producer copies Q rows head0 + 16 warp + [0, 16) of `token`
-// (zeros past h_q) into the swizzled [64][8 CHUNKS] tile at `q_tile` and waits for its copies;
-// the caller publishes the tile.
+// Warp `warp` (0..3) of the producer issues the cp.async copies of Q rows head0 + 16 warp +
+// [0, 16) of `token` (zeros past h_q) into the swizzled [64][8 CHUNKS] tile at `q_tile`; the
+// caller waits for them (load_q_tile) or has an mbarrier track them.
 template <int CHUNKS>
-__device__ void load_q_tile(const AttendParams& p, uint8_t* q_tile, int token, int head0,
+__device__ void copy_q_tile(const AttendParams& p, uint8_t* q_tile, int token, int head0,
                             int warp, int lane) {
   const uint16_t* q_token = p.q + token * p.q_stride_t;
 #pragma unroll 1
@@ -94,6 +94,13 @@ __device__ void load_q_tile(const AttendParams& p, uint8_t* q_tile, int token, i
                                 valid ? src + 8 * chunk : src, valid);
     }
   }
+}
+
+// copy_q_tile, then waits for this thread's copies; the caller publishes the tile.
+template <int CHUNKS>
+__device__ void load_q_tile(const AttendParams& p, uint8_t* q_tile, int token, int head0,
+                            int warp, int lane) {
+  copy_q_tile<CHUNKS>(p, q_tile, token, head0, warp, lane);
   ptx::cp_async_commit_group();
   ptx::cp_async_wait_group<0>();
   ptx::fence_proxy_async_shared();

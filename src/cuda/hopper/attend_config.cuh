@@ -26,8 +26,8 @@ struct HopperConfig {
   static constexpr int DV_COLS = DV / CONSUMERS;    // 256: the n of the P·V wgmma
   // Register split (setmaxnreg; ptxas allocates each role within its own count): the launch
   // cap is 65536 / 384 rounded down to 8 = 168 per thread, and 128 * 104 + 256 * 200 = 384 *
-  // 168. The producer's 104 hold eight quantized rows' pieces in flight without spilling (96
-  // spill); the consumers spill below 200.
+  // 168. The producer's 104 hold a lane's pieces of two quantized rows (2 x 8 x 16 bytes) in
+  // flight; the consumers spill below 200.
   static constexpr int PRODUCER_REGS = 104;
   static constexpr int CONSUMER_REGS = 200;
   static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= THREADS * 168);

@@ -4,11 +4,12 @@
 // A CTA computes 64 heads of one token over a range of that token's selected entries (main
 // pool first, then extra pool), 64 entries per step, with three warpgroups:
 //   producer (warpgroup 0, registers cut to 104): per item, Q into a swizzled tile
-//     (cp.async); per step, the 64 selected rows into a two-stage ring of swizzled bf16 tiles:
-//     pieces stored as bf16 (bf16 rows, the RoPE of fp8 rows) by cp.async, handed over without
-//     waiting for them (the copies complete the stage's mbarrier); quantized pieces loaded
-//     into registers eight rows per warp at a time (the next step's rows prefetched into L2
-//     meanwhile), dequantized and stored. Invalid entries become zero rows and are flagged.
+//     (cp.async); per step, the 64 selected rows into a two-stage ring of swizzled bf16 tiles,
+//     four lanes per row: pieces stored as bf16 (bf16 rows, the RoPE of fp8 rows) by cp.async,
+//     handed over without waiting for them (the copies complete the stage's mbarrier, as Q's
+//     complete q_full); quantized pieces loaded into registers, both of a lane's rows at once
+//     (the next step's rows prefetched into L2 meanwhile), dequantized and stored. Invalid
+//     entries become zero rows and are flagged.
 //   consumers (warpgroups 1 and 2, registers raised to 200): consumer c computes
 //     S[:, 32c : 32c + 32] = Q·K^T with wgmma (both operands in shared memory), the two
 //     exchange row maxima through shared memory (online softmax in the exp2 domain), write P
@@ -77,13 +78,36 @@ struct SharedState {
 };
 
 // ---- producer warpgroup ----------------------------------------------------------------------
+// Four lanes share a row of a step: lane l of warp w fills tile row 32 k + 8 w + l % 8 in
+// round k (k = 0, 1), taking its 16-byte pieces l / 8 + 4 j. Each lane resolves its rows' slots
+// and addresses itself (no shuffles), and issues both rows' loads before the first conversion.
+// The eight lanes of one part store eight consecutive rows' same group: eight different banks
+// of the 128-byte swizzle.
 template <class MainRows, class ExtraRows>
 class Producer {
   using C = HopperConfig<MainRows, ExtraRows>;
+  static constexpr int kLanesPerRow = 4;
+  static constexpr int kRowsPerWarp = 32 / kLanesPerRow;   // per round
+  static constexpr int kRounds = C::BN / (4 * kRowsPerWarp);  // rows per lane and step
+  static_assert(kRounds == 2);
+
+  // A quantized row's share of one lane, in registers between its loads and its conversion.
+  template <class Rows>
+  struct RowPieces {
+    static constexpr int kCount = Rows::kQuantPieces / kLanesPerRow;
+    static_assert(Rows::kQuantPieces % kLanesPerRow == 0 &&
+                  Rows::kPiecesPerScale % kLanesPerRow == 0);
+    uint4 bits[kCount];
+    typename Rows::Scales scales;
+  };
 
  public:
   __device__ Producer(const AttendParams& p, const SharedState<C>& s)
-      : p_(p), s_(s), warp_(static_cast<int>(threadIdx.x) / 32), lane_(threadIdx.x % 32) {}
+      : p_(p),
+        s_(s),
+        warp_(static_cast<int>(threadIdx.x) / 32),
+        lane_(threadIdx.x % 32),
+        part_(lane_ / kRowsPerWarp) {}
 
   __device__ void run_item(int token, int head0, int lo, int hi, int /*segment*/) {
     load_q(token, head0);
@@ -100,70 +124,75 @@ class Producer {
   }
 
  private:
+  __device__ int row_of(int k) const { return 4 * kRowsPerWarp * k + kRowsPerWarp * warp_ +
+                                              lane_ % kRowsPerWarp; }
+
   // Q rows head0 + [0, 64) of `token` (zeros past h_q), once the previous item's S is done.
+  // The copies complete q_full without the producer waiting for them: a short item's Q and
+  // first rows load together.
   __device__ void load_q(int token, int head0) {
     ptx::mbarrier_wait(s_.q_empty(), (item_ & 1) ^ 1);
-    load_q_tile<C::CHUNKS>(p_, s_.q, token, head0, warp_, lane_);
+    copy_q_tile<C::CHUNKS>(p_, s_.q, token, head0, warp_, lane_);
+    ptx::cp_async_mbarrier_arrive(s_.q_full());
     ptx::mbarrier_arrive(s_.q_full());
   }
 
-  // Warp w fills rows [16w, 16w + 16) of each step; lane l < 16 resolves row 16w + l's slot.
-  // A lane reads its slot id one step ahead: the index load's latency overlaps a step instead
-  // of sitting between the consumers' release of a stage and its refill.
+  // A lane reads its rows' slot ids one step ahead: the index loads' latency overlaps a step
+  // instead of sitting between the consumers' release of a stage and its refill.
   template <class Rows>
   __device__ void produce_range(const portable::PoolView& pool, const int32_t* idx, int lo,
                                 int hi) {
     const int steps = ItemRanges::steps<C::BN>(lo, hi);
-    const int my_row = warp_ * 16 + lane_ % 16;
-    int32_t slot = lo + my_row < hi ? idx[lo + my_row] : -1;
+    int32_t slot[kRounds];
+#pragma unroll
+    for (int k = 0; k < kRounds; ++k) slot[k] = lo + row_of(k) < hi ? idx[lo + row_of(k)] : -1;
 #pragma unroll 1
     for (int i = 0; i < steps; ++i) {
-      const int e_next = lo + (i + 1) * C::BN + my_row;
-      const int32_t next = e_next < hi ? idx[e_next] : -1;
+      int32_t next[kRounds];
+#pragma unroll
+      for (int k = 0; k < kRounds; ++k) {
+        const int e = lo + (i + 1) * C::BN + row_of(k);
+        next[k] = e < hi ? idx[e] : -1;
+      }
       produce_step<Rows>(pool, slot, next);
-      slot = next;
+#pragma unroll
+      for (int k = 0; k < kRounds; ++k) slot[k] = next[k];
     }
   }
 
-  // Fills the ring stage of the next step with the rows of this lane's `slot` (and its warp's
-  // other lanes'); `next` is the lane's slot of the step after, prefetched into L2 for
-  // quantized rows. Slots are compared, never offset: every int32 id is safe.
+  // Fills the ring stage of the next step with this lane's share of its rows `slot`; `next`
+  // holds its rows of the step after, prefetched into L2 for quantized rows. Slots are
+  // compared, never offset: every int32 id is safe.
   template <class Rows>
-  __device__ void produce_step(const portable::PoolView& pool, int32_t slot, int32_t next) {
+  __device__ void produce_step(const portable::PoolView& pool, const int32_t (&slot)[kRounds],
+                               const int32_t (&next)[kRounds]) {
     const int stage = step_ % C::STAGES;
     ptx::mbarrier_wait(s_.empty(stage), ((step_ / C::STAGES) & 1) ^ 1);
     uint8_t* tile = s_.stage(stage);
 
-    const bool my_valid = slot >= 0 && slot < pool.slots;
-    const RowAddr my_addr = my_valid ? Rows::row(pool, slot) : RowAddr{};
-    if (lane_ < 16) s_.valid[stage * C::BN + warp_ * 16 + lane_] = my_valid;
-
-    if constexpr (Rows::kQuantLanes == 0) {
-      // Four rows per iteration: their address shuffles overlap instead of each row's copies
-      // waiting on its own.
-#pragma unroll 4
-      for (int rr = 0; rr < 16; ++rr) {
-        copy_pieces<Rows>(pool, tile, rr, shuffle_row<Rows>(my_addr, rr));
-      }
-    } else {
-      if (lane_ < 16 && next >= 0 && next < pool.slots) Rows::prefetch(Rows::row(pool, next));
-      // Batches of eight rows: every piece of a batch in flight before the first conversion
-      // (the bf16 pieces are copied, so a lane holds one piece and one scale per row).
-      constexpr int kRowsPerBatch = 8;
-#pragma unroll 1
-      for (int r0 = 0; r0 < 16; r0 += kRowsPerBatch) {
-        RawPieces raw[kRowsPerBatch];
-        load_batch<Rows>(pool, tile, raw, my_addr, r0);
+    bool valid[kRounds];
+    RowAddr addr[kRounds];
 #pragma unroll
-        for (int r = 0; r < kRowsPerBatch; ++r) {
-          const int row = warp_ * 16 + r0 + r;
-          if (lane_ < Rows::kQuantLanes) {
-            Rows::convert(raw[r], lane_, [&](int g, uint4 bits) {
-              *reinterpret_cast<uint4*>(tile + tile_chunk_offset(row, g)) = bits;
-            });
-          }
-        }
+    for (int k = 0; k < kRounds; ++k) {
+      valid[k] = slot[k] >= 0 && slot[k] < pool.slots;
+      addr[k] = valid[k] ? Rows::row(pool, slot[k]) : RowAddr{};
+      if (part_ == 0) s_.valid[stage * C::BN + row_of(k)] = valid[k];
+    }
+    if constexpr (Rows::kQuantPieces > 0) {
+      // Part k asks L2 for its row of round k of the next step.
+      const int32_t ahead = part_ == 0 ? next[0] : next[1];
+      if (part_ < kRounds && ahead >= 0 && ahead < pool.slots) {
+        Rows::prefetch(Rows::row(pool, ahead));
       }
+    }
+#pragma unroll
+    for (int k = 0; k < kRounds; ++k) copy_pieces<Rows>(pool, tile, row_of(k), addr[k], valid[k]);
+    if constexpr (Rows::kQuantPieces > 0) {
+      RowPieces<Rows> pieces[kRounds];
+#pragma unroll
+      for (int k = 0; k < kRounds; ++k) load_row<Rows>(addr[k], valid[k], pieces[k]);
+#pragma unroll
+      for (int k = 0; k < kRounds; ++k) store_row<Rows>(pieces[k], tile, row_of(k));
       ptx::fence_proxy_async_shared();
     }
     // The stage completes when this thread's copies have landed (and every producer thread
@@ -174,47 +203,43 @@ class Producer {
     ++step_;
   }
 
-  // Lane rr's row addresses, broadcast to the warp.
+  // cp.async of this lane's share of the pieces of tile row `row` that the format stores as
+  // bf16; an invalid row's become zeros without its address being read.
   template <class Rows>
-  __device__ static RowAddr shuffle_row(const RowAddr& mine, int rr) {
-    RowAddr r;
-    r.data = reinterpret_cast<const uint8_t*>(
-        __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(mine.data), rr));
-    if constexpr (Rows::kScaleApart) {
-      r.scale = reinterpret_cast<const uint8_t*>(
-          __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(mine.scale), rr));
-    }
-    return r;
-  }
-
-  // cp.async of the pieces of row rr of the warp that the format stores as bf16; an invalid
-  // row's become zeros without its address being read.
-  template <class Rows>
-  __device__ void copy_pieces(const portable::PoolView& pool, uint8_t* tile, int rr,
-                              const RowAddr& addr) const {
-    const bool valid = addr.data != nullptr;
-    const int row = warp_ * 16 + rr;
+  __device__ void copy_pieces(const portable::PoolView& pool, uint8_t* tile, int row,
+                              const RowAddr& addr, bool valid) const {
+    static_assert(Rows::kCopyPieces % kLanesPerRow == 0);
 #pragma unroll
-    for (int i = lane_; i < Rows::kCopyPieces; i += 32) {
+    for (int j = 0; j < Rows::kCopyPieces / kLanesPerRow; ++j) {
+      const int i = part_ + kLanesPerRow * j;
       ptx::cp_async_cg_16_zfill(tile + tile_chunk_offset(row, Rows::kCopyGroup0 + i),
                                 valid ? addr.data + Rows::kCopyOffset + 16 * i : pool.data,
                                 valid);
     }
   }
 
-  // Issues the loads of rows [r0, r0 + N) of the warp's sixteen and the copies of their bf16
-  // pieces. An invalid row loads nothing: its pieces are zero bits with a zero scale, which
-  // every format converts to +0 (the zero row an invalid entry must be), so the conversion
-  // needs no per-group select.
-  template <class Rows, int N>
-  __device__ void load_batch(const portable::PoolView& pool, uint8_t* tile, RawPieces (&raw)[N],
-                             const RowAddr& my_addr, int r0) const {
+  // Loads this lane's quantized pieces of a row and the row's scales. An invalid row loads
+  // nothing: its pieces and scales are zero bits, which every format converts to +0, so the
+  // conversion needs no select.
+  template <class Rows>
+  __device__ void load_row(const RowAddr& addr, bool valid, RowPieces<Rows>& r) const {
 #pragma unroll
-    for (int r = 0; r < N; ++r) {
-      const RowAddr addr = shuffle_row<Rows>(my_addr, r0 + r);
-      raw[r] = addr.data != nullptr && lane_ < Rows::kQuantLanes ? Rows::load(addr, lane_)
-                                                                 : RawPieces{};
-      copy_pieces<Rows>(pool, tile, r0 + r, addr);
+    for (int j = 0; j < RowPieces<Rows>::kCount; ++j) {
+      r.bits[j] = valid ? Rows::load_piece(addr, part_ + kLanesPerRow * j) : uint4{0, 0, 0, 0};
+    }
+    r.scales = valid ? Rows::load_scales(addr) : typename Rows::Scales{};
+  }
+
+  // Dequantizes this lane's pieces of a row into tile row `row`. Piece part + 4 j is under
+  // scale 4 j / kPiecesPerScale: a constant once unrolled, whatever the lane's part.
+  template <class Rows>
+  __device__ void store_row(const RowPieces<Rows>& r, uint8_t* tile, int row) const {
+#pragma unroll
+    for (int j = 0; j < RowPieces<Rows>::kCount; ++j) {
+      const float scale = Rows::scale(r.scales, kLanesPerRow * j / Rows::kPiecesPerScale);
+      Rows::convert(r.bits[j], scale, part_ + kLanesPerRow * j, [&](int g, uint4 bits) {
+        *reinterpret_cast<uint4*>(tile + tile_chunk_offset(row, g)) = bits;
+      });
     }
   }
 
@@ -222,6 +247,7 @@ class Producer {
   const SharedState<C>& s_;
   const int warp_;  // 0..3
   const int lane_;
+  const int part_;  // 0..3: which of a row's pieces this lane takes
   int step_ = 0;
   int item_ = 0;
 };
@@ -241,6 +267,8 @@ class Consumer : OnlineSoftmaxRows {
 
   __device__ void run_item(int token, int head0, int lo, int hi, int segment) {
     ptx::mbarrier_wait(s_.q_full(), item_ & 1);
+    // Q arrives by cp.async that no producer thread waited for: order it before wgmma reads.
+    ptx::fence_proxy_async_shared();
     start_item();
     const ItemRanges r(p_, token, lo, hi);
     const int steps = ItemRanges::steps<C::BN>(r.main_lo, r.main_hi) +
