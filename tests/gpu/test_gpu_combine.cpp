@@ -1,7 +1,8 @@
 // GPU combine (SPEC §3.3) against the float64 oracle and against the CPU reference's
 // combine, both within SPEC §1's tolerances: f32 and bf16 partials, empty partials (lse
 // +-inf with NaN outputs: weight 0), rows whose every partial is empty, sinks with +-inf,
-// and strided outputs (lse transposed).
+// strided outputs (lse transposed), and rows of more than 32 partials (the kernel's lanes take
+// 32 partials at a time); and the same bits on every run of the same inputs.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -47,6 +48,9 @@ const CombineSpec kCases[] = {
     combine_spec(5, 7, 22, DType::bf16, true, true, 3),
     combine_spec(16, 2, 64, DType::f32, true, true, 4),
     combine_spec(3, 129, 8, DType::bf16, false, false, 5),
+    // One 32-partial chunk and one more partial, then two full chunks and a part of a third.
+    combine_spec(33, 3, 16, DType::f32, true, false, 6),
+    combine_spec(70, 2, 24, DType::bf16, true, true, 7),
 };
 
 // Parameterized by an index into kCases, so test names stay short.
@@ -67,6 +71,27 @@ TEST_P(GpuCombine, MatchesTheOracleAndTheReference) {
 
   EXPECT_TRUE(check_combine(gpu, naive_combine(gpu.args())));
   EXPECT_TRUE(check_combine(gpu, as_result(cpu)));
+}
+
+// The warp's reductions run in a fixed order and the outputs are summed in partial order.
+TEST_P(GpuCombine, SameInputsGiveBitwiseSameOutputs) {
+  SMLA_REQUIRE_GPU();
+  const CombineSpec spec = kCases[GetParam()];
+  SCOPED_TRACE(spec.describe());
+  const CombineProblem first(spec);
+  DeviceCombineProblem device(first);
+  std::vector<CombineProblem> runs(2, first);
+  for (CombineProblem& run : runs) {
+    // Each run starts from poisoned outputs: the second cannot pass on the first run's bytes.
+    for (int id : {kCombineOut, kCombineLse}) device.upload(run, id);
+    ASSERT_TRUE(status_ok(combine(device.args())));
+    SMLA_CUDA_ASSERT(cudaDeviceSynchronize());
+    device.download_outputs(run);
+  }
+  for (int id : {kCombineOut, kCombineLse}) {
+    EXPECT_TRUE(check_bitwise_equal(runs[0].buffer(id).name, runs[0].buffer(id).bytes,
+                                    runs[1].buffer(id).bytes));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, GpuCombine,

@@ -1,5 +1,7 @@
-// The combine kernel: one warp per (token, head) merges that row's partials by log-sum-exp,
-// in partial order (deterministic), and applies the sink once to the merged result.
+// The combine kernel: one warp per (token, head) merges that row's partials by log-sum-exp and
+// applies the sink once to the merged result. The lanes read a row's partials side by side (32
+// lse at once, four partials' outputs in flight) rather than one memory round trip per partial:
+// a decode token can have ~17 partials. Every reduction has a fixed order: deterministic.
 #include <cmath>
 
 #include "cuda/cuda_check.hpp"
@@ -12,52 +14,111 @@ namespace {
 constexpr int kDv = 512;
 constexpr int kWarps = 8;
 constexpr int kColsPerLane = kDv / 32;  // lane l owns columns l + 32 c: coalesced, any alignment
+// Partials whose outputs are loaded before any of them is accumulated: 4 x 16 loads in flight
+// per lane, within the register budget of __launch_bounds__(256).
+constexpr int kGroup = 4;
+static_assert(32 % kGroup == 0, "a group of partials never straddles two 32-partial chunks");
+constexpr unsigned kFullWarp = 0xffffffffu;
 
-__device__ float load_value(const float* p) { return *p; }
-__device__ float load_value(const uint16_t* p) { return fmt::bf16_to_float(*p); }
+__device__ float to_float(float v) { return v; }
+__device__ float to_float(uint16_t v) { return fmt::bf16_to_float(v); }
+
+// Butterflies: each step combines the same two values on both partner lanes (max and + are
+// commutative), so every lane ends with the same bits, in the same order on every run.
+__device__ float warp_max(float x) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    x = fmaxf(x, __shfl_xor_sync(kFullWarp, x, offset));
+  }
+  return x;
+}
+
+__device__ float warp_sum(float x) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) x += __shfl_xor_sync(kFullWarp, x, offset);
+  return x;
+}
 
 template <typename PartialT>
-__global__ void __launch_bounds__(kWarps * 32) combine_kernel(const __grid_constant__ CombineParams<PartialT> p) {
+__global__ void __launch_bounds__(kWarps * 32)
+    combine_kernel(const __grid_constant__ CombineParams<PartialT> p) {
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int64_t row = int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;
-  if (row >= int64_t{p.tokens} * p.h_q) return;
+  if (row >= int64_t{p.tokens} * p.h_q) return;  // whole warps: the shuffles see 32 lanes
   const int64_t t = row / p.h_q;
   const int64_t h = row % p.h_q;
   const int32_t begin = p.token_partials ? p.token_partials[t] : 0;
   const int32_t end = p.token_partials ? p.token_partials[t + 1] : p.num_partials;
-  auto lse_at = [&](int32_t i) {
-    return p.part_lse[i * p.lse_stride_s + t * p.lse_stride_t + h * p.lse_stride_h];
+  const int64_t stat_offset = t * p.lse_stride_t + h * p.lse_stride_h;
+  // Lane l holds partial chunk + l of each 32-partial chunk. Past the row's end the lse is -inf,
+  // which every pass treats as an empty partial, so out-of-range lanes drop out.
+  auto lse_or_empty = [&](int32_t i) {
+    return i < end ? p.part_lse[i * p.lse_stride_s + stat_offset] : -INFINITY;
+  };
+  // The first chunk (all of a row with <= 32 partials) stays in a register for all three passes.
+  const float first_lse = lse_or_empty(begin + lane);
+  auto chunk_lse = [&](int32_t chunk) {
+    return chunk == begin ? first_lse : lse_or_empty(chunk + lane);
   };
 
-  // An empty partial (lse +-inf) has weight 0 and is never read: its values may be anything.
+  // An empty partial (lse +-inf or NaN) has weight 0 and its outputs are never read: they may
+  // be anything, NaN included.
   float top = -INFINITY;
   float max_logit = -INFINITY;
-  for (int32_t i = begin; i < end; ++i) {
-    const float l = lse_at(i);
+  for (int32_t chunk = begin; chunk < end; chunk += 32) {
+    const int32_t i = chunk + lane;
+    const float l = chunk_lse(chunk);
+    // Loaded beside the lse rather than after it: attend writes part_max for every partial.
+    const float m = p.part_max && i < end ? p.part_max[i * p.lse_stride_s + stat_offset]
+                                          : -INFINITY;
     if (!fmt::is_finite(l)) continue;
     top = fmaxf(top, l);
-    if (p.part_max) {
-      max_logit = fmaxf(max_logit, p.part_max[i * p.lse_stride_s + t * p.lse_stride_t +
-                                              h * p.lse_stride_h]);
-    }
+    max_logit = fmaxf(max_logit, m);
   }
+  top = warp_max(top);
+  max_logit = warp_max(max_logit);
+
   float acc[kColsPerLane] = {};
   float lse = INFINITY;
   if (top != -INFINITY) {
-    float total = 0.0f;
-    for (int32_t i = begin; i < end; ++i) {
-      const float l = lse_at(i);
-      if (fmt::is_finite(l)) total += expf(l - top);
+    float lane_total = 0.0f;
+    for (int32_t chunk = begin; chunk < end; chunk += 32) {
+      const float l = chunk_lse(chunk);
+      if (fmt::is_finite(l)) lane_total += expf(l - top);
     }
+    const float total = warp_sum(lane_total);
     lse = top + logf(total);
     const float f = p.sink ? 1.0f / (1.0f + expf(p.sink[h * p.sink_stride] - lse)) : 1.0f;
-    for (int32_t i = begin; i < end; ++i) {
-      const float l = lse_at(i);
-      if (!fmt::is_finite(l)) continue;
-      const float w = expf(l - top) / total * f;
-      const PartialT* src = p.part_out + i * p.out_stride_s + t * p.out_stride_t + h * p.out_stride_h;
+    // This lane's first column of partial 0's row; partial i is i * out_stride_s further.
+    const PartialT* row_out = p.part_out + t * p.out_stride_t + h * p.out_stride_h + lane;
+
+    // acc sums the partials in partial order, as a sequential loop would: the same rounding
+    // on every run. Each group's loads are all issued before its first FMA.
+    for (int32_t chunk = begin; chunk < end; chunk += 32) {
+      const float lane_lse = chunk_lse(chunk);
+      for (int32_t g = 0; g < 32 && chunk + g < end; g += kGroup) {
+        // Member u is partial chunk + g + u, whose lse lane g + u holds. An empty member, or
+        // one past the row's end, is skipped by a warp-uniform branch: never loaded, never
+        // added, so its NaN outputs cannot reach acc.
+        float member_lse[kGroup];
 #pragma unroll
-      for (int c = 0; c < kColsPerLane; ++c) acc[c] += w * load_value(src + lane + 32 * c);
+        for (int u = 0; u < kGroup; ++u) member_lse[u] = __shfl_sync(kFullWarp, lane_lse, g + u);
+        PartialT values[kGroup][kColsPerLane];
+#pragma unroll
+        for (int u = 0; u < kGroup; ++u) {
+          if (!fmt::is_finite(member_lse[u])) continue;
+          const PartialT* src = row_out + (chunk + g + u) * p.out_stride_s;
+#pragma unroll
+          for (int c = 0; c < kColsPerLane; ++c) values[u][c] = src[32 * c];
+        }
+#pragma unroll
+        for (int u = 0; u < kGroup; ++u) {
+          if (!fmt::is_finite(member_lse[u])) continue;
+          const float w = expf(member_lse[u] - top) / total * f;
+#pragma unroll
+          for (int c = 0; c < kColsPerLane; ++c) acc[c] += w * to_float(values[u][c]);
+        }
+      }
     }
   }
   uint16_t* dst = p.out + t * p.res_stride_t + h * p.res_stride_h;
