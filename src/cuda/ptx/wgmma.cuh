@@ -38,9 +38,11 @@ __device__ __forceinline__ uint64_t sw128_desc(const void* smem, uint32_t lbo_by
 
 // The descriptor of the operand `bytes` further on in shared memory: the start address is the
 // low 14-bit field in 16-byte units, and every shared-memory address fits it, so the step is
-// one 64-bit add of a constant (no field arithmetic per wgmma).
+// one 32-bit add of a constant to the low word (no carry can reach the high word, and no
+// field arithmetic per wgmma).
 __device__ __forceinline__ uint64_t desc_step(uint64_t desc, int bytes) {
-  return desc + static_cast<uint64_t>(bytes >> 4);
+  const uint32_t lo = static_cast<uint32_t>(desc) + static_cast<uint32_t>(bytes >> 4);
+  return (desc & 0xFFFFFFFF00000000ull) | lo;
 }
 
 // wgmma.fence: orders this thread's register accesses to accumulators before the next wgmma.
