@@ -273,45 +273,76 @@ class Consumer : OnlineSoftmaxRows {
     const ItemRanges r(p_, token, lo, hi);
     const int steps = ItemRanges::steps<C::BN>(r.main_lo, r.main_hi) +
                       ItemRanges::steps<C::BN>(r.extra_lo, r.extra_hi);
+    if (steps > 0) {
+      float s[16];  // S of the step being consumed
+      wait_stage();
+      issue_s<0, C::D_BLOCKS>(s);
+      scan_v();
+      wait_s(s);
 #pragma unroll 1
-    for (int i = 0; i < steps; ++i) consume_step();
+      for (int i = 0; i < steps; ++i) consume_step(s, i + 1 < steps);
+    }
     ptx::mbarrier_arrive(s_.q_empty());  // this thread's last S is complete
     finish(token, head0, segment);
     ++item_;
   }
 
  private:
-  __device__ void consume_step() {
+  // Waits for the stage of step step_ (ordering its copies before wgmma reads them).
+  __device__ void wait_stage() {
     const int stage = step_ % C::STAGES;
     ptx::mbarrier_wait(s_.full(stage), (step_ / C::STAGES) & 1);
     // bf16 rows arrive by cp.async, whose writes no producer thread waited for and fenced:
     // order them (and the dequantized stores) before this thread's wgmma reads.
     ptx::fence_proxy_async_shared();
-    const uint8_t* tile = s_.stage(stage);
+  }
 
-    // S[:, 32 wg_ : 32 wg_ + 32] = Q·K^T over the d_qk blocks.
-    float s[16];
+  // Issues d_qk blocks [KB0, KB1) of step step_'s S[:, 32 wg_ : 32 wg_ + 32] = Q·K^T (from
+  // block 0: overwriting s) as one wgmma group. The caller scans V while S runs and waits for
+  // S in the same step: an S in flight across the step loop would make ptxas wait for it.
+  template <int KB0, int KB1>
+  __device__ void issue_s(float (&s)[16]) {
+    const uint8_t* tile = s_.stage(step_ % C::STAGES);
+    // One descriptor per operand, stepped by constants (ptx::desc_step) and opaque: ptxas
+    // would otherwise hoist every stepped Q descriptor out of the step loop and spill them.
+    const uint64_t q_desc = ptx::opaque_desc(ptx::sw128_desc(s_.q, 0, 1024));
+    const uint64_t k_desc = ptx::sw128_desc(tile + wg_ * C::S_COLS * 128, 0, 1024);
     ptx::wgmma_fence();
 #pragma unroll
-    for (int kb = 0; kb < C::D_BLOCKS; ++kb) {
+    for (int kb = KB0; kb < KB1; ++kb) {
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
-        const uint64_t da = ptx::sw128_desc(s_.q + kb * C::BLOCK_BYTES + kk * 32, 0, 1024);
-        const uint64_t db = ptx::sw128_desc(
-            tile + kb * C::BLOCK_BYTES + wg_ * C::S_COLS * 128 + kk * 32, 0, 1024);
-        ptx::wgmma_m64n32k16_ss(s, da, db, kb + kk > 0);
+        const int step = kb * C::BLOCK_BYTES + kk * 32;
+        ptx::wgmma_m64n32k16_ss(s, ptx::desc_step(q_desc, step), ptx::desc_step(k_desc, step),
+                                kb + kk > 0);
       }
     }
     ptx::wgmma_commit();
+  }
+
+  __device__ void wait_s(float (&s)[16]) {
+    ptx::wgmma_wait<0>();
+    ptx::wgmma_fence_operands(s);
+  }
+
+  // The |V| scan of step step_'s stage, published per warp for both consumers' bound.
+  __device__ void scan_v() {
     uint32_t v_bits[2];
-    v_magnitudes(tile, v_bits);
+    v_magnitudes(s_.stage(step_ % C::STAGES), v_bits);
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
       v_bits[c] = __reduce_max_sync(0xffffffffu, v_bits[c]);
       if (lane_ == 0) s_.v_max[(threadIdx.x / 32 - 4) * 2 + c] = v_bits[c];
     }
-    ptx::wgmma_wait<0>();
-    ptx::wgmma_fence_operands(s);
+  }
+
+  // Consumes step step_ from its S, then queues the next step's S (`has_next`) behind this
+  // step's P·V before waiting for the product: the tensor cores take the next S right away
+  // instead of idling while this thread waits, releases the stage and waits for the next one.
+  // The stage is released as soon as the product has read it.
+  __device__ void consume_step(float (&s)[16], bool has_next) {
+    const int stage = step_ % C::STAGES;
+    const uint8_t* tile = s_.stage(stage);
 
     // Online softmax over this consumer's 32 columns; the row max spans both consumers.
     float mx[2];
@@ -389,18 +420,32 @@ class Consumer : OnlineSoftmaxRows {
     }
 
     scale_rows(o_, alpha, moved);
-    accumulate_pv(tile);
+    issue_pv(tile);
 
     if (residual) {
       // Both consumers are done reading P before it is overwritten by the residual.
+      wait_pv<0>();
       ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
       store_p(s, /*residual=*/true);
       ptx::fence_proxy_async_shared();
       ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
-      accumulate_pv(tile);
+      issue_pv(tile);
     }
-    ptx::mbarrier_arrive(s_.empty(stage));
     ++step_;
+    if (has_next) {
+      // One block of the next S queued behind the product keeps the tensor cores busy; the
+      // stage is released as soon as the product is done, then the rest of S is issued.
+      wait_stage();
+      issue_s<0, 1>(s);
+      wait_pv<1>();  // this step's products, not the S just queued
+      ptx::mbarrier_arrive(s_.empty(stage));
+      issue_s<1, C::D_BLOCKS>(s);
+      scan_v();  // the next stage's V, while its S runs
+      wait_s(s);
+    } else {
+      wait_pv<0>();
+      ptx::mbarrier_arrive(s_.empty(stage));
+    }
   }
 
   // The largest |V| of this thread's share of each d_v half of the stage, as bf16 magnitude
@@ -433,18 +478,24 @@ class Consumer : OnlineSoftmaxRows {
     }
   }
 
-  // O[:, 256 wg_ : 256 wg_ + 256] += P·V, V = d_v blocks [4 wg_, 4 wg_ + 4) of the K tile.
-  __device__ void accumulate_pv(const uint8_t* tile) {
+  // Issues O[:, 256 wg_ : 256 wg_ + 256] += P·V, V = d_v blocks [4 wg_, 4 wg_ + 4) of the K
+  // tile, as one wgmma group; wait_pv<N> waits until at most N later groups are pending.
+  __device__ void issue_pv(const uint8_t* tile) {
+    const uint64_t p_desc = ptx::opaque_desc(ptx::sw128_desc(s_.p, 0, 1024));
+    const uint64_t v_desc =
+        ptx::sw128_desc(tile + (C::DV_COLS / 64) * wg_ * C::BLOCK_BYTES, C::BLOCK_BYTES, 1024);
     ptx::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < C::BN / 16; ++kk) {
-      const uint64_t da = ptx::sw128_desc(s_.p + kk * 32, 0, 1024);
-      const uint64_t db = ptx::sw128_desc(
-          tile + (C::DV_COLS / 64) * wg_ * C::BLOCK_BYTES + kk * 16 * 128, C::BLOCK_BYTES, 1024);
-      ptx::wgmma_m64n256k16_ss_bt(o_, da, db, true);
+      ptx::wgmma_m64n256k16_ss_bt(o_, ptx::desc_step(p_desc, kk * 32),
+                                  ptx::desc_step(v_desc, kk * 16 * 128), true);
     }
     ptx::wgmma_commit();
-    ptx::wgmma_wait<0>();
+  }
+
+  template <int N>
+  __device__ void wait_pv() {
+    ptx::wgmma_wait<N>();
     ptx::wgmma_fence_operands(o_);
   }
 

@@ -14,7 +14,8 @@
 
 #include <cstdint>
 
-#include "cuda/ptx/ldmatrix.cuh"  // smem_u32
+#include "cuda/ptx/ldmatrix.cuh"      // smem_u32
+#include "cuda/ptx/shared_load.cuh"  // opaque
 
 namespace smla::ptx {
 
@@ -43,6 +44,13 @@ __device__ __forceinline__ uint64_t sw128_desc(const void* smem, uint32_t lbo_by
 __device__ __forceinline__ uint64_t desc_step(uint64_t desc, int bytes) {
   const uint32_t lo = static_cast<uint32_t>(desc) + static_cast<uint32_t>(bytes >> 4);
   return (desc & 0xFFFFFFFF00000000ull) | lo;
+}
+
+// The descriptor, unknown to the compiler from here on (ptx::opaque on its address word):
+// descriptors stepped from it are computed where they are used instead of hoisted out of a
+// loop, where a kernel near its register limit would spill them.
+__device__ __forceinline__ uint64_t opaque_desc(uint64_t desc) {
+  return (desc & 0xFFFFFFFF00000000ull) | opaque(static_cast<uint32_t>(desc));
 }
 
 // wgmma.fence: orders this thread's register accesses to accumulators before the next wgmma.
