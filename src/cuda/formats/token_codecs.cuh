@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "cuda/ptx/warp_reduce.cuh"
 #include "formats/kv_layout.hpp"
 #include "formats/numeric.hpp"
 
@@ -46,13 +47,6 @@ __device__ __forceinline__ Vec<T, N> load_vec(const T* p) {
 template <typename T, int N>
 __device__ __forceinline__ void store_vec(T* p, const Vec<T, N>& v) {
   *reinterpret_cast<Vec<T, N>*>(p) = v;
-}
-
-__device__ __forceinline__ float warp_max(float x) {
-  for (int offset = WARP / 2; offset > 0; offset /= 2) {
-    x = fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, offset));
-  }
-  return x;
 }
 
 // Copies `n` bf16 values bit-exactly (bf16 pools and the RoPE tails), 2 per lane per step.
@@ -130,7 +124,7 @@ struct TiledCodec {
         x[i] = fmt::bf16_to_float(in.v[i]);
         amax = fmaxf(amax, fmt::amax_term(x[i]));
       }
-      const float s = F::Quant::scale(warp_max(amax));
+      const float s = F::Quant::scale(ptx::warp_max(amax));
       Vec<Code, kPerLane> out;
       for (int i = 0; i < kPerLane; ++i) out.v[i] = F::Quant::code(x[i], s);
       store_vec<Code, kPerLane>(codes + first, out);

@@ -6,6 +6,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/portable/combine_kernel.hpp"
+#include "cuda/ptx/warp_reduce.cuh"
 #include "formats/numeric.hpp"
 
 namespace smla::portable {
@@ -22,22 +23,6 @@ constexpr unsigned kFullWarp = 0xffffffffu;
 
 __device__ float to_float(float v) { return v; }
 __device__ float to_float(uint16_t v) { return fmt::bf16_to_float(v); }
-
-// Butterflies: each step combines the same two values on both partner lanes (max and + are
-// commutative), so every lane ends with the same bits, in the same order on every run.
-__device__ float warp_max(float x) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) {
-    x = fmaxf(x, __shfl_xor_sync(kFullWarp, x, offset));
-  }
-  return x;
-}
-
-__device__ float warp_sum(float x) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) x += __shfl_xor_sync(kFullWarp, x, offset);
-  return x;
-}
 
 template <typename PartialT>
 __global__ void __launch_bounds__(kWarps * 32)
@@ -75,8 +60,8 @@ __global__ void __launch_bounds__(kWarps * 32)
     top = fmaxf(top, l);
     max_logit = fmaxf(max_logit, m);
   }
-  top = warp_max(top);
-  max_logit = warp_max(max_logit);
+  top = ptx::warp_max(top);
+  max_logit = ptx::warp_max(max_logit);
 
   float acc[kColsPerLane] = {};
   float lse = INFINITY;
@@ -86,7 +71,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       const float l = chunk_lse(chunk);
       if (fmt::is_finite(l)) lane_total += expf(l - top);
     }
-    const float total = warp_sum(lane_total);
+    const float total = ptx::warp_sum(lane_total);
     lse = top + logf(total);
     const float f = p.sink ? 1.0f / (1.0f + expf(p.sink[h * p.sink_stride] - lse)) : 1.0f;
     // This lane's first column of partial 0's row; partial i is i * out_stride_s further.
