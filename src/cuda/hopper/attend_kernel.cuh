@@ -124,8 +124,10 @@ class Producer {
   }
 
  private:
-  __device__ int row_of(int k) const { return 4 * kRowsPerWarp * k + kRowsPerWarp * warp_ +
-                                              lane_ % kRowsPerWarp; }
+  // This lane's tile row in round k: each round, the four warps fill 8 rows each.
+  __device__ int row_of(int k) const {
+    return 4 * kRowsPerWarp * k + kRowsPerWarp * warp_ + lane_ % kRowsPerWarp;
+  }
 
   // Q rows head0 + [0, 64) of `token` (zeros past h_q), once the previous item's S is done.
   // The copies complete q_full without the producer waiting for them: a short item's Q and
@@ -137,6 +139,12 @@ class Producer {
     ptx::mbarrier_arrive(s_.q_full());
   }
 
+  // The slot id of this lane's row of round k in step `step` of the range [lo, hi); -1 past hi.
+  __device__ int32_t slot_at(const int32_t* idx, int lo, int hi, int step, int k) const {
+    const int e = lo + step * C::BN + row_of(k);
+    return e < hi ? idx[e] : -1;
+  }
+
   // A lane reads its rows' slot ids one step ahead: the index loads' latency overlaps a step
   // instead of sitting between the consumers' release of a stage and its refill.
   template <class Rows>
@@ -145,15 +153,12 @@ class Producer {
     const int steps = ItemRanges::steps<C::BN>(lo, hi);
     int32_t slot[kRounds];
 #pragma unroll
-    for (int k = 0; k < kRounds; ++k) slot[k] = lo + row_of(k) < hi ? idx[lo + row_of(k)] : -1;
+    for (int k = 0; k < kRounds; ++k) slot[k] = slot_at(idx, lo, hi, 0, k);
 #pragma unroll 1
     for (int i = 0; i < steps; ++i) {
       int32_t next[kRounds];
 #pragma unroll
-      for (int k = 0; k < kRounds; ++k) {
-        const int e = lo + (i + 1) * C::BN + row_of(k);
-        next[k] = e < hi ? idx[e] : -1;
-      }
+      for (int k = 0; k < kRounds; ++k) next[k] = slot_at(idx, lo, hi, i + 1, k);
       produce_step<Rows>(pool, slot, next);
 #pragma unroll
       for (int k = 0; k < kRounds; ++k) slot[k] = next[k];
