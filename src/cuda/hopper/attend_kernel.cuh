@@ -14,7 +14,8 @@
 //     S[:, 32c : 32c + 32] = Q·K^T with wgmma (both operands in shared memory), the two
 //     exchange row maxima through shared memory (online softmax in the exp2 domain), write P
 //     as bf16 into a shared tile, and each accumulates O[:, 256c : 256c + 256] += P·V with
-//     wgmma (V is the K tile read MN-major: no transposed copy). While S runs, the consumers
+//     wgmma (V is the K tile read MN-major: no transposed copy), the next step's S queued
+//     behind that product before they wait for it. While S runs, the consumers
 //     scan V for its largest magnitude per d_v half; with P's actual bf16 rounding that bounds
 //     what rounding P costs out, and a step that would take the bound past its budget also
 //     adds (P - bf16(P))·V (p_rounding.hpp).
