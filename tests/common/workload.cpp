@@ -197,7 +197,8 @@ std::string ProblemSpec::describe() const {
   s << (lengths ? " lengths" : "") << (extra_lengths ? " extra_lengths" : "")
     << (sink ? (sink_infinities ? " sink(+-inf)" : " sink") : "")
     << (adversarial ? " adversarial" : "") << (poison_unused ? " poison" : "")
-    << (strided ? " strided" : "") << (with_lse ? "" : " no-lse")
+    << (strided ? " strided" : "") << (q_shared_by_heads ? " q_shared_by_heads" : "")
+    << (with_lse ? "" : " no-lse")
     << (with_max_logits ? "" : " no-max_logits") << " scale=" << softmax_scale()
     << " q_std=" << q_std << " kv_std=" << kv_std << " seed=" << seed;
   return s.str();
@@ -226,12 +227,18 @@ Problem::Problem(const ProblemSpec& spec) : spec_(spec), buffers_(kNumBuffers) {
   const int d_qk = spec.d_qk;
   const Device cpu = Device::cpu();
 
-  // q: [T, h_q, d_qk]; strided: stored head-major [h_q, T, d_qk + pad].
+  // q: [T, h_q, d_qk]; strided: stored head-major [h_q, T, d_qk + pad]; shared by heads: [T,
+  // d_qk] with head stride 0.
   const int64_t q_row = spec.strided ? d_qk + kRowPad : d_qk;
-  buffers_[kQ].bytes.assign(T * h_q * q_row * 2, 0);
-  layout_.q = spec.strided ? TensorView::strided(nullptr, DType::bf16, {T, h_q, d_qk},
-                                                 {q_row, T * q_row, 1}, cpu)
-                           : TensorView::contiguous(nullptr, DType::bf16, {T, h_q, d_qk}, cpu);
+  buffers_[kQ].bytes.assign(T * (spec.q_shared_by_heads ? 1 : h_q) * q_row * 2, 0);
+  if (spec.q_shared_by_heads) {
+    layout_.q = TensorView::strided(nullptr, DType::bf16, {T, h_q, d_qk}, {q_row, 0, 1}, cpu);
+  } else if (spec.strided) {
+    layout_.q =
+        TensorView::strided(nullptr, DType::bf16, {T, h_q, d_qk}, {q_row, T * q_row, 1}, cpu);
+  } else {
+    layout_.q = TensorView::contiguous(nullptr, DType::bf16, {T, h_q, d_qk}, cpu);
+  }
   for (int64_t t = 0; t < T; ++t)
     for (int h = 0; h < h_q; ++h)
       for (int d = 0; d < d_qk; ++d)

@@ -50,6 +50,8 @@ struct ProblemSpec {
   // lengths with stride 2, lse and max_logits transposed ([h_q, T], like FlashMLA's
   // [b, h_q, s_q]).
   bool strided = false;
+  // q broadcast over heads: one row per token, head stride 0 (an input may alias itself).
+  bool q_shared_by_heads = false;
   bool with_lse = true;
   bool with_max_logits = true;
   float scale = 0.0f;   // 0: 1 / sqrt(d_qk)

@@ -1,7 +1,7 @@
 // GPU attend on the cases a sampled matrix may miss: adversarial indices, all-invalid rows,
-// NaN-poisoned unused cache rows, non-contiguous views, two streams at once, CUDA-graph
-// capture with new inputs on replay, bitwise repeatability, both strategies, and the
-// workspace's independence from the pool size.
+// NaN-poisoned unused cache rows, non-contiguous views, a q shared by heads, two streams at
+// once, CUDA-graph capture with new inputs on replay, bitwise repeatability, both strategies,
+// and the workspace's independence from the pool size.
 #include <gtest/gtest.h>
 
 #include <climits>
@@ -149,6 +149,18 @@ TEST(GpuAttend, NonContiguousViewsIncludingTransposedLse) {
   SMLA_REQUIRE_GPU();
   for (ProblemSpec s : {decode_spec(), prefill_spec()}) {
     s.strided = true;
+    s.T = s.T > 2 ? 64 : s.T;
+    Problem p(s);
+    expect_matches_oracle(p);
+  }
+}
+
+// A q whose heads share one row (head stride 0) is a valid input; the Hopper kernels copy it
+// with cp.async instead of TMA (src/cuda/hopper/q_tile_map.hpp).
+TEST(GpuAttend, QSharedByHeadsMatchesTheOracle) {
+  SMLA_REQUIRE_GPU();
+  for (ProblemSpec s : {decode_spec(), prefill_spec(), prefill_spec(KvFormat::bf16, 576)}) {
+    s.q_shared_by_heads = true;
     s.T = s.T > 2 ? 64 : s.T;
     Problem p(s);
     expect_matches_oracle(p);

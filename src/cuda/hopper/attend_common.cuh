@@ -10,9 +10,12 @@
 #include <string>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/hopper/q_tile_map.hpp"
 #include "cuda/portable/attend_params.hpp"
 #include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/cp_async.cuh"
+#include "cuda/ptx/mbarrier.cuh"
+#include "cuda/ptx/tma.cuh"
 #include "cuda/ptx/warpgroup.cuh"
 #include "cuda/ptx/wgmma.cuh"
 
@@ -77,8 +80,7 @@ __device__ __forceinline__ void run_items(const AttendParams& p, Role& role) {
 }
 
 // Warp `warp` (0..3) of the producer issues the cp.async copies of Q rows head0 + 16 warp +
-// [0, 16) of `token` (zeros past h_q) into the swizzled [64][8 CHUNKS] tile at `q_tile`; the
-// caller waits for them (load_q_tile) or has an mbarrier track them.
+// [0, 16) of `token` (zeros past h_q) into the swizzled [64][8 CHUNKS] tile at `q_tile`.
 template <int CHUNKS>
 __device__ void copy_q_tile(const AttendParams& p, uint8_t* q_tile, int token, int head0,
                             int warp, int lane) {
@@ -96,14 +98,30 @@ __device__ void copy_q_tile(const AttendParams& p, uint8_t* q_tile, int token, i
   }
 }
 
-// copy_q_tile, then waits for this thread's copies; the caller publishes the tile.
+// Called by the 128 producer threads: Q rows head0 + [0, 64) of `token` (zeros past h_q) into
+// the swizzled [64][8 CHUNKS] tile at `q_tile`, completing `q_full` (128 arrivals) once they
+// have landed; no thread waits for them. By TMA, one box per 64-column block issued by one
+// thread, when the map describes q; else by every thread's cp.async. Either way the consumers
+// fence after their wait (the cp.async writes are not the async proxy's).
 template <int CHUNKS>
-__device__ void load_q_tile(const AttendParams& p, uint8_t* q_tile, int token, int head0,
-                            int warp, int lane) {
+__device__ void issue_q_tile(const AttendParams& p, const QTileMap& q_map, uint8_t* q_tile,
+                             uint64_t* q_full, int token, int head0, int warp, int lane) {
+  if (q_map.by_tma != 0) {
+    if (warp == 0 && lane == 0) {
+      constexpr int kBlocks = CHUNKS / 8;
+      ptx::mbarrier_arrive_expect_tx(q_full, kBlocks * 64 * 128);
+#pragma unroll
+      for (int kb = 0; kb < kBlocks; ++kb) {
+        ptx::tma_load_3d(q_tile + kb * 64 * 128, &q_map.map, 64 * kb, head0, token, q_full);
+      }
+    } else {
+      ptx::mbarrier_arrive(q_full);
+    }
+    return;
+  }
   copy_q_tile<CHUNKS>(p, q_tile, token, head0, warp, lane);
-  ptx::cp_async_commit_group();
-  ptx::cp_async_wait_group<0>();
-  ptx::fence_proxy_async_shared();
+  ptx::cp_async_mbarrier_arrive(q_full);
+  ptx::mbarrier_arrive(q_full);
 }
 
 // Normalizes an item's O and writes its results (SPEC §1 for the final form; the split form
@@ -173,18 +191,20 @@ __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
 }
 
 // Launches an attention kernel of THREADS threads and SMEM_BYTES of dynamic shared memory
-// over one CTA per (work unit, head tile); `name` names it in errors.
-template <int THREADS, int SMEM_BYTES>
-Status launch_attend_kernel(void (*kernel)(AttendParams), const char* name, const AttendParams& p,
-                            int units, cudaStream_t stream) {
+// over one CTA per (work unit, head tile), with the TMA map of q for rows of D values; `name`
+// names it in errors.
+template <int THREADS, int SMEM_BYTES, int D>
+Status launch_attend_kernel(void (*kernel)(AttendParams, QTileMap), const char* name,
+                            const AttendParams& p, int units, cudaStream_t stream) {
   const cudaError_t set_smem =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
   if (set_smem != cudaSuccess) {  // the call site's text is built only for the error
     const std::string what = std::string("cudaFuncSetAttribute(") + name + ")";
     return cuda_backend::cuda_status(set_smem, "attend", what.c_str());
   }
+  const QTileMap q_map = make_q_tile_map(p, D);
   const int64_t ctas = int64_t{units} * p.head_tiles;
-  kernel<<<static_cast<unsigned>(ctas), THREADS, SMEM_BYTES, stream>>>(p);
+  kernel<<<static_cast<unsigned>(ctas), THREADS, SMEM_BYTES, stream>>>(p, q_map);
   return cuda_backend::launch_status("attend", name);
 }
 

@@ -4,7 +4,7 @@
 // A CTA computes 64 heads of one token over a range of that token's selected entries (main
 // pool first, then extra pool), 64 entries per step, with three warpgroups:
 //   producer (warpgroup 0, registers cut to 104): per item, Q into a swizzled tile
-//     (cp.async); per step, the 64 selected rows into a two-stage ring of swizzled bf16 tiles,
+//     (TMA); per step, the 64 selected rows into a two-stage ring of swizzled bf16 tiles,
 //     four lanes per row: pieces stored as bf16 (bf16 rows, the RoPE of fp8 rows) by cp.async,
 //     handed over without waiting for them (the copies complete the stage's mbarrier, as Q's
 //     complete q_full); quantized pieces loaded into registers, both of a lane's rows at once
@@ -103,8 +103,9 @@ class Producer {
   };
 
  public:
-  __device__ Producer(const AttendParams& p, const SharedState<C>& s)
+  __device__ Producer(const AttendParams& p, const QTileMap& q_map, const SharedState<C>& s)
       : p_(p),
+        q_map_(q_map),
         s_(s),
         warp_(static_cast<int>(threadIdx.x) / 32),
         lane_(threadIdx.x % 32),
@@ -131,13 +132,11 @@ class Producer {
   }
 
   // Q rows head0 + [0, 64) of `token` (zeros past h_q), once the previous item's S is done.
-  // The copies complete q_full without the producer waiting for them: a short item's Q and
+  // The loads complete q_full without the producer waiting for them: a short item's Q and
   // first rows load together.
   __device__ void load_q(int token, int head0) {
     ptx::mbarrier_wait(s_.q_empty(), (item_ & 1) ^ 1);
-    copy_q_tile<C::CHUNKS>(p_, s_.q, token, head0, warp_, lane_);
-    ptx::cp_async_mbarrier_arrive(s_.q_full());
-    ptx::mbarrier_arrive(s_.q_full());
+    issue_q_tile<C::CHUNKS>(p_, q_map_, s_.q, s_.q_full(), token, head0, warp_, lane_);
   }
 
   // The slot id of this lane's row of round k in step `step` of the range [lo, hi); -1 past hi.
@@ -250,6 +249,7 @@ class Producer {
   }
 
   const AttendParams& p_;
+  const QTileMap& q_map_;
   const SharedState<C>& s_;
   const int warp_;  // 0..3
   const int lane_;
@@ -524,7 +524,8 @@ class Consumer : OnlineSoftmaxRows {
 // (split), whose segments the CTA walks in order.
 template <class MainRows, class ExtraRows>
 __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
-    hopper_attend_kernel(const __grid_constant__ AttendParams p) {
+    hopper_attend_kernel(const __grid_constant__ AttendParams p,
+                         const __grid_constant__ QTileMap q_map) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = HopperConfig<MainRows, ExtraRows>;
   extern __shared__ __align__(16) uint8_t smem_raw[];
@@ -541,7 +542,7 @@ __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
   __syncthreads();
   if (threadIdx.x < 128) {
     ptx::setmaxnreg_dec<C::PRODUCER_REGS>();
-    Producer<MainRows, ExtraRows> producer(p, s);
+    Producer<MainRows, ExtraRows> producer(p, q_map, s);
     run_items(p, producer);
   } else {
     ptx::setmaxnreg_inc<C::CONSUMER_REGS>();
@@ -554,7 +555,7 @@ __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
 template <class MainRows, class ExtraRows>
 Status launch_attend(const AttendParams& p, int units, cudaStream_t stream) {
   using C = HopperConfig<MainRows, ExtraRows>;
-  return launch_attend_kernel<C::THREADS, C::SMEM_BYTES>(
+  return launch_attend_kernel<C::THREADS, C::SMEM_BYTES, C::D>(
       hopper_attend_kernel<MainRows, ExtraRows>, "hopper_attend_kernel", p, units, stream);
 }
 

@@ -7,7 +7,7 @@
 // A CTA computes 64 heads of one token over a range of its entries (main pool, then extra
 // pool), two blocks per iteration ("pair" i: block 2i in buffer 0, block 2i + 1 in buffer 1;
 // an odd last block pairs with an all-invalid one). Three warpgroups:
-//   producer (warpgroup 0): Q per item; per pair, the four half-buffers by cp.async in the
+//   producer (warpgroup 0): Q per item (TMA); per pair, the four half-buffers by cp.async in the
 //     order the consumers need them: L of buffer 0, R of buffer 1, R of buffer 0, L of buffer
 //     1 (L = d blocks 0..3, R = the rest), each once its readers freed it, each completing its
 //     READY mbarrier by itself. Eight lanes copy a row's 128 bytes of a 64-column tile.
@@ -104,14 +104,18 @@ class PairProducer {
   using Rows = Bf16Groups<D>;
 
  public:
-  __device__ PairProducer(const AttendParams& p, const PairShared<C>& s)
-      : p_(p), s_(s), warp_(static_cast<int>(threadIdx.x) / 32), lane_(threadIdx.x % 32) {}
+  __device__ PairProducer(const AttendParams& p, const QTileMap& q_map, const PairShared<C>& s)
+      : p_(p),
+        q_map_(q_map),
+        s_(s),
+        warp_(static_cast<int>(threadIdx.x) / 32),
+        lane_(threadIdx.x % 32) {}
 
   __device__ void run_item(int token, int head0, int lo, int hi, int /*segment*/) {
     token_ = token;
+    // Q loads without the producer waiting for it: the first rows' copies go out meanwhile.
     ptx::mbarrier_wait(s_.q_empty(), (item_ & 1) ^ 1);
-    load_q_tile<C::CHUNKS>(p_, s_.q, token, head0, warp_, lane_);
-    ptx::mbarrier_arrive(s_.q_full());
+    issue_q_tile<C::CHUNKS>(p_, q_map_, s_.q, s_.q_full(), token, head0, warp_, lane_);
     ++item_;
 
     const PairBlocks b(p_, token, lo, hi);
@@ -202,6 +206,7 @@ class PairProducer {
   }
 
   const AttendParams& p_;
+  const QTileMap& q_map_;
   const PairShared<C>& s_;
   const int warp_;  // 0..3
   const int lane_;
@@ -578,7 +583,8 @@ class PairConsumer : OnlineSoftmaxRows {
 
 template <int D>
 __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
-    pair_attend_kernel(const __grid_constant__ AttendParams p) {
+    pair_attend_kernel(const __grid_constant__ AttendParams p,
+                       const __grid_constant__ QTileMap q_map) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = PairConfig<D>;
   extern __shared__ __align__(16) uint8_t smem_raw[];
@@ -598,7 +604,7 @@ __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
   __syncthreads();
   if (threadIdx.x < 128) {
     ptx::setmaxnreg_dec<C::PRODUCER_REGS>();
-    PairProducer<D> producer(p, s);
+    PairProducer<D> producer(p, q_map, s);
     run_items(p, producer);
   } else if (threadIdx.x < 256) {
     ptx::setmaxnreg_inc<C::CONSUMER_REGS>();
@@ -615,8 +621,8 @@ __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
 template <int D>
 Status launch_pair_attend(const AttendParams& p, int units, cudaStream_t stream) {
   using C = PairConfig<D>;
-  return launch_attend_kernel<C::THREADS, C::SMEM_BYTES>(pair_attend_kernel<D>,
-                                                         "pair_attend_kernel", p, units, stream);
+  return launch_attend_kernel<C::THREADS, C::SMEM_BYTES, D>(pair_attend_kernel<D>,
+                                                            "pair_attend_kernel", p, units, stream);
 }
 
 template <int D>
