@@ -52,12 +52,17 @@ struct ItemRanges {
   }
 };
 
-// Calls f(token, lo, hi, segment) for each work item of CTA unit `unit`, in order: one token
-// (one-pass) or the segments of a plan partition (split).
+// Calls f(token, lo, hi, segment) for each work item of CTA unit `unit` of `units`, in order:
+// the tokens unit, unit + units, ... (one-pass: a grid of at most one CTA per SM walks the
+// tokens, so the producer loads the next token's Q and first rows while the consumers finish
+// the last one) or the segments of plan partition `unit` (split).
 template <class F>
-__device__ __forceinline__ void for_each_item(const AttendParams& p, int unit, F&& f) {
+__device__ __forceinline__ void for_each_item(const AttendParams& p, int unit, int units, F&& f) {
   if (p.plan.segments == nullptr) {
-    f(unit, 0, used_entries(p.main_sel, unit) + used_entries(p.extra_sel, unit), -1);
+#pragma unroll 1
+    for (int t = unit; t < p.tokens; t += units) {
+      f(t, 0, used_entries(p.main_sel, t) + used_entries(p.extra_sel, t), -1);
+    }
     return;
   }
   const int end = p.plan.part_seg_begin[unit + 1];
@@ -74,7 +79,8 @@ template <class Role>
 __device__ __forceinline__ void run_items(const AttendParams& p, Role& role) {
   const int head0 = static_cast<int>(blockIdx.x % p.head_tiles) * kHeadTile;
   const int unit = static_cast<int>(blockIdx.x / p.head_tiles);
-  for_each_item(p, unit, [&](int token, int lo, int hi, int segment) {
+  const int units = static_cast<int>(gridDim.x / p.head_tiles);
+  for_each_item(p, unit, units, [&](int token, int lo, int hi, int segment) {
     role.run_item(token, head0, lo, hi, segment);
   });
 }

@@ -520,8 +520,8 @@ class Consumer : OnlineSoftmaxRows {
 };
 
 // One CTA per (work unit, head tile), the head tile fastest so the CTAs of one token run
-// together and share its rows in L2. A work unit is a token (one-pass) or a plan partition
-// (split), whose segments the CTA walks in order.
+// together and share its rows in L2. A work unit walks every units-th token (one-pass) or
+// the segments of a plan partition (split), in order.
 template <class MainRows, class ExtraRows>
 __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
     hopper_attend_kernel(const __grid_constant__ AttendParams p,

@@ -3,6 +3,7 @@
 // combine are the portable path's (src/cuda/portable/attend_host.hpp).
 #include "cuda/hopper/hopper_attention.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -130,7 +131,13 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
   if (tokens(args) == 0) return Status::success();
   const AttendVariant* variant = portable::find_variant(args, kVariants);
   const portable::AttendParams p = portable::attend_params(args, s.head_tiles);
-  if (s.strategy == kOnePass) return variant->launch(p, static_cast<int>(tokens(args)), stream);
+  if (s.strategy == kOnePass) {
+    // One CTA per SM at most, each walking every units-th token (for_each_item): the next
+    // token's loads overlap the end of the last one instead of waiting for a new CTA.
+    const int64_t resident = std::max<int64_t>(1, info.sm_count / s.head_tiles);
+    const int64_t units = std::min(tokens(args), resident);
+    return variant->launch(p, static_cast<int>(units), stream);
+  }
   return portable::run_split(args, p, plan_layout(args, s), ws, plan, variant->launch, stream);
 }
 
