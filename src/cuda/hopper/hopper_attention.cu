@@ -42,8 +42,8 @@ constexpr portable::VariantLookups<AttendVariant> kVariants{
     &attend_variant_fp8_ds_mla, &attend_variant_int8_ds_mla};
 
 // One CTA per SM (the ring takes most of the shared memory). One pass when the (token, head
-// tile) CTAs make enough waves that the last, partly filled one costs little, or each token
-// has little to do; otherwise the entries are split evenly over one CTA per SM (a persistent
+// tile) items make enough rounds over the SMs that the last, partly filled one costs little,
+// or each token has little to do; otherwise the entries are split evenly over one CTA per SM (a persistent
 // grid walking its plan partition) and combined. A pure function of (T, h_q, k + k_x, SM
 // count).
 Schedule make_schedule(const AttendArgs& a, const cuda_backend::DeviceInfo& info) {
