@@ -43,9 +43,9 @@ constexpr portable::VariantLookups<AttendVariant> kVariants{
 
 // One CTA per SM (the ring takes most of the shared memory). One pass when the (token, head
 // tile) items make enough rounds over the SMs that the last, partly filled one costs little,
-// or each token has little to do; otherwise the entries are split evenly over one CTA per SM (a persistent
-// grid walking its plan partition) and combined. A pure function of (T, h_q, k + k_x, SM
-// count).
+// or each token has little to do; otherwise the entries are split evenly over one CTA per SM
+// (a persistent grid walking its plan partition) and combined. A pure function of (T, h_q,
+// k + k_x, SM count).
 Schedule make_schedule(const AttendArgs& a, const cuda_backend::DeviceInfo& info) {
   Schedule s;
   s.head_tiles = static_cast<int>((heads(a) + kHeadTile - 1) / kHeadTile);
