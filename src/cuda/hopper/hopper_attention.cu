@@ -41,23 +41,42 @@ constexpr portable::VariantLookups<AttendVariant> kVariants{
     &attend_variant_bf16_576, &attend_variant_bf16_512, &attend_variant_fp8_v32,
     &attend_variant_fp8_ds_mla, &attend_variant_int8_ds_mla};
 
-// One CTA per SM (the ring takes most of the shared memory). One pass when the (token, head
-// tile) items make enough rounds over the SMs that the last, partly filled one costs little,
-// or each token has little to do; otherwise the entries are split evenly over one CTA per SM
-// (a persistent grid walking its plan partition) and combined. A pure function of (T, h_q,
-// k + k_x, SM count).
+// The CTAs of a one-pass launch, per head tile: at most one per SM (the ring takes most of
+// the shared memory), each walking every units-th token.
+int64_t one_pass_units(const AttendArgs& a, int head_tiles, const cuda_backend::DeviceInfo& info) {
+  return std::min(tokens(a), std::max<int64_t>(1, info.sm_count / head_tiles));
+}
+
+// Each strategy's time is estimated in steps (64 entries of one CTA; ~3.7 us on the H200's
+// long decode rows) and the cheaper one taken:
+//   one pass: the CTAs walk rounds of tokens, a token's steps in one CTA, the last round
+//     partly idle;
+//   split: every SM takes an even share of all steps, plus what the split adds: about two
+//     steps of extra item starts per partition and the combine, ~0.15 us (0.04 of a step) per
+//     (token, head tile) row set of partials (H200, docs/perf-notes.md).
+// Split also needs enough entries per token and int32 entry offsets. A pure function of (T,
+// h_q, k, k_x, SM count).
 Schedule make_schedule(const AttendArgs& a, const cuda_backend::DeviceInfo& info) {
   Schedule s;
   s.head_tiles = static_cast<int>((heads(a) + kHeadTile - 1) / kHeadTile);
-  const int64_t ctas = tokens(a) * s.head_tiles;
+  if (tokens(a) == 0) return s;
   constexpr int64_t kMinSplitEntries = 256;
-  // Below 4 waves a partial last wave idles up to a quarter of the GPU (296 decode CTAs on
-  // 132 SMs run as 3 waves for 2.24 waves of work).
-  constexpr int64_t kMinOnePassWaves = 4;
+  constexpr double kSplitStartSteps = 2.0;
+  constexpr double kCombineStepsPerRowSet = 0.04;
+  const int64_t sms = info.sm_count;
+  const int64_t row_sets = tokens(a) * s.head_tiles;
+  const int64_t extra_k = a.extra_kv.present() ? a.extra_indices.shape[1] : 0;
+  const int64_t steps_per_token = (a.indices.shape[1] + 63) / 64 + (extra_k + 63) / 64;
+  const int64_t units = one_pass_units(a, s.head_tiles, info);
+  const int64_t rounds = (tokens(a) + units - 1) / units;
+  const double one_pass_steps = static_cast<double>(rounds * steps_per_token);
+  const double split_steps =
+      static_cast<double>((row_sets * steps_per_token + sms - 1) / sms) + kSplitStartSteps +
+      kCombineStepsPerRowSet * static_cast<double>(row_sets);
   const bool fits_int32 = tokens(a) * entries(a) < (int64_t{1} << 30);
-  if (ctas < kMinOnePassWaves * info.sm_count && entries(a) >= kMinSplitEntries && fits_int32) {
+  if (split_steps < one_pass_steps && entries(a) >= kMinSplitEntries && fits_int32) {
     s.strategy = kSplit;
-    s.partitions = (info.sm_count + s.head_tiles - 1) / s.head_tiles;
+    s.partitions = (sms + s.head_tiles - 1) / s.head_tiles;
   }
   return s;
 }
@@ -134,9 +153,7 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
   if (s.strategy == kOnePass) {
     // One CTA per SM at most, each walking every units-th token (for_each_item): the next
     // token's loads overlap the end of the last one instead of waiting for a new CTA.
-    const int64_t resident = std::max<int64_t>(1, info.sm_count / s.head_tiles);
-    const int64_t units = std::min(tokens(args), resident);
-    return variant->launch(p, static_cast<int>(units), stream);
+    return variant->launch(p, static_cast<int>(one_pass_units(args, s.head_tiles, info)), stream);
   }
   return portable::run_split(args, p, plan_layout(args, s), ws, plan, variant->launch, stream);
 }
