@@ -1,0 +1,56 @@
+// The Hopper path's choice between one pass and split (make_schedule in
+// src/cuda/hopper/hopper_attention.cu) on BENCHMARKS.md's anchor shapes for an H200 (132 SMs).
+// Each choice was measured on the H200 (docs/perf-notes.md); a change to the estimate that
+// flips one needs measuring again. Host code only: it runs without a device.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "cuda/hopper/hopper_attention.hpp"
+
+namespace smla::test::gpu {
+namespace {
+
+struct AnchorShape {
+  const char* row;
+  int64_t tokens, h_q, d_qk, k, k_x;
+  bool split;
+};
+
+// Shapes only: the schedule reads no data.
+AttendArgs shape_only_args(const AnchorShape& s) {
+  AttendArgs a;
+  a.q = TensorView::contiguous(nullptr, DType::bf16, {s.tokens, s.h_q, s.d_qk}, Device::cpu());
+  a.indices = TensorView::contiguous(nullptr, DType::i32, {s.tokens, s.k}, Device::cpu());
+  if (s.k_x > 0) {
+    a.extra_kv.num_blocks = 1;
+    a.extra_indices = TensorView::contiguous(nullptr, DType::i32, {s.tokens, s.k_x}, Device::cpu());
+  }
+  return a;
+}
+
+TEST(HopperSchedule, AnchorShapesTakeTheStrategyMeasuredFasterOnTheH200) {
+  cuda_backend::DeviceInfo h200;
+  h200.cc_major = 9;
+  h200.sm_count = 132;
+  const AnchorShape shapes[] = {
+      {"prefill h_q=128 topk=2048", 4096, 128, 576, 2048, 0, false},
+      {"prefill h_q=64 topk=512", 4096, 64, 512, 512, 0, false},
+      {"decode b=2 (4 tokens)", 4, 128, 576, 2048, 0, true},
+      {"decode b=64", 128, 128, 576, 2048, 0, false},
+      {"decode b=128", 256, 128, 576, 2048, 0, false},
+      {"decode topk=128+512 b=64", 128, 64, 512, 128, 512, false},
+      {"decode topk=128+512 b=148", 296, 64, 512, 128, 512, false},
+      {"decode topk=16384 h_q=64", 296, 64, 512, 16384, 0, true},
+      {"decode topk=16384 h_q=128", 296, 128, 576, 16384, 0, true},
+  };
+  for (const AnchorShape& s : shapes) {
+    SCOPED_TRACE(s.row);
+    size_t plan_bytes = 0;
+    ASSERT_TRUE(hopper::plan_size(shape_only_args(s), h200, &plan_bytes).ok());
+    EXPECT_EQ(plan_bytes > 0, s.split) << "a split schedule has a plan, a one-pass one none";
+  }
+}
+
+}  // namespace
+}  // namespace smla::test::gpu
