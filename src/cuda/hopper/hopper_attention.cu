@@ -25,6 +25,7 @@ constexpr int64_t kMinHeads = 33;
 constexpr int32_t kPathTag = 15;
 
 using portable::entries;
+using portable::extra_entries;
 using portable::heads;
 using portable::tokens;
 
@@ -65,8 +66,8 @@ Schedule make_schedule(const AttendArgs& a, const cuda_backend::DeviceInfo& info
   constexpr double kCombineStepsPerRowSet = 0.04;
   const int64_t sms = info.sm_count;
   const int64_t row_sets = tokens(a) * s.head_tiles;
-  const int64_t extra_k = a.extra_kv.present() ? a.extra_indices.shape[1] : 0;
-  const int64_t steps_per_token = (a.indices.shape[1] + 63) / 64 + (extra_k + 63) / 64;
+  // The main and extra ranges step separately.
+  const int64_t steps_per_token = (a.indices.shape[1] + 63) / 64 + (extra_entries(a) + 63) / 64;
   const int64_t units = one_pass_units(a, s.head_tiles, info);
   const int64_t rounds = (tokens(a) + units - 1) / units;
   const double one_pass_steps = static_cast<double>(rounds * steps_per_token);

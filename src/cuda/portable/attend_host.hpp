@@ -19,10 +19,12 @@ namespace smla::portable {
 inline int64_t tokens(const AttendArgs& a) { return a.q.shape[0]; }
 inline int64_t heads(const AttendArgs& a) { return a.q.shape[1]; }
 inline int d_qk(const AttendArgs& a) { return static_cast<int>(a.q.shape[2]); }
-// Selected entries per token: the main selection, then the extra one.
-inline int64_t entries(const AttendArgs& a) {
-  return a.indices.shape[1] + (a.extra_kv.present() ? a.extra_indices.shape[1] : 0);
+// Selected entries per token of the extra selection (0 without an extra pool), and of both:
+// the main selection, then the extra one.
+inline int64_t extra_entries(const AttendArgs& a) {
+  return a.extra_kv.present() ? a.extra_indices.shape[1] : 0;
 }
+inline int64_t entries(const AttendArgs& a) { return a.indices.shape[1] + extra_entries(a); }
 
 // A path's compiled kernel variants, one lookup per main format; each takes the extra pool's
 // format (the main format itself when the call has none) and gives nullptr when this build
