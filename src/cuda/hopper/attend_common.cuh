@@ -72,17 +72,40 @@ __device__ __forceinline__ void for_each_item(const AttendParams& p, int unit, i
   }
 }
 
+// The first query head of this CTA's head tile: head tile blockIdx.x % head_tiles (the head tile
+// fastest, so the CTAs of one token run together and share its rows in L2). Fixed for the
+// CTA's life.
+__device__ __forceinline__ int cta_head0(const AttendParams& p) {
+  return static_cast<int>(blockIdx.x % p.head_tiles) * kHeadTile;
+}
+
 // Runs a warpgroup role over this CTA's work items: role.run_item(token, head0, lo, hi,
-// segment) per item of unit blockIdx.x / head_tiles, head tile blockIdx.x % head_tiles (the
-// head tile fastest, so the CTAs of one token run together and share its rows in L2).
+// segment) per item of unit blockIdx.x / head_tiles.
 template <class Role>
 __device__ __forceinline__ void run_items(const AttendParams& p, Role& role) {
-  const int head0 = static_cast<int>(blockIdx.x % p.head_tiles) * kHeadTile;
+  const int head0 = cta_head0(p);
   const int unit = static_cast<int>(blockIdx.x / p.head_tiles);
   const int units = static_cast<int>(gridDim.x / p.head_tiles);
   for_each_item(p, unit, units, [&](int token, int lo, int hi, int segment) {
     role.run_item(token, head0, lo, hi, segment);
   });
+}
+
+// Called by every consumer thread when it starts: copies the sink values of the CTA's head tile
+// into tile_sink ([64] f32 of shared memory), one writer per head (the quad leaders of
+// consumer 0), so that an item's results do not end on a global load that misses every cache
+// (3% of all stall samples of a 10-step decode call, profiled). write_item_results reads them
+// after its first named barrier, which each writer passes after its write. Split launches
+// leave the sink to the combine kernel and copy nothing.
+__device__ inline void stage_tile_sinks(const AttendParams& p, float* tile_sink, int half,
+                                        int lane, int row0) {
+  if (p.sink == nullptr || p.plan.segments != nullptr || half != 0 || lane % 4 != 0) return;
+  const int head0 = cta_head0(p);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int head = head0 + row0 + 8 * h;
+    tile_sink[row0 + 8 * h] = head < p.h_q ? p.sink[head * p.sink_stride] : 0.0f;
+  }
 }
 
 // Warp `warp` (0..3) of the producer issues the cp.async copies of Q rows head0 + 16 warp +
@@ -130,14 +153,40 @@ __device__ void issue_q_tile(const AttendParams& p, const QTileMap& q_map, uint8
   ptx::mbarrier_arrive(q_full);
 }
 
+// The four lanes of a quad (lane % 4 = q) hold eight consecutive bf16 columns of an output row
+// per j, two each (the wgmma accumulator layout: lane q has columns 8 j + 2 q and + 1). From
+// a lane's packed pairs v[i] of j = 4 k + i (i = 0..3), returns all eight columns of j = 4 k +
+// q: two exchanges (xor 1, then xor 2) buy one 16-byte store per lane instead of four 4-byte
+// ones. Every lane of the warp must call it.
+__device__ __forceinline__ uint4 quad_columns_of_j(const uint32_t (&v)[4], int q) {
+  constexpr unsigned kFullWarp = 0xffffffffu;
+  const bool odd = (q & 1) != 0;
+  const bool upper = (q & 2) != 0;
+  // pair[m]: columns 4 (q / 2) .. + 3 of j = 2 m + q % 2, after the exchange with lane q ^ 1.
+  uint32_t pair[2][2];
+#pragma unroll
+  for (int m = 0; m < 2; ++m) {
+    const uint32_t got = __shfl_xor_sync(kFullWarp, odd ? v[2 * m] : v[2 * m + 1], 1);
+    pair[m][0] = odd ? got : v[2 * m];
+    pair[m][1] = odd ? v[2 * m + 1] : got;
+  }
+  // Lanes 0, 1 keep columns 0..3 of their j and take 4..7 from lane q ^ 2; lanes 2, 3 the other
+  // way round.
+  const uint32_t got0 = __shfl_xor_sync(kFullWarp, upper ? pair[0][0] : pair[1][0], 2);
+  const uint32_t got1 = __shfl_xor_sync(kFullWarp, upper ? pair[0][1] : pair[1][1], 2);
+  return upper ? make_uint4(got0, got1, pair[1][0], pair[1][1])
+               : make_uint4(pair[0][0], pair[0][1], got0, got1);
+}
+
 // Normalizes an item's O and writes its results (SPEC §1 for the final form; the split form
 // leaves the sink to the combine kernel). Called by the 256 consumer threads: consumer `half`
 // holds O[:, 256 half : 256 half + 256] (wgmma m64n256 fragment), its thread's rows row0 and
 // row0 + 8 with running max m (exp2 domain, equal in both consumers) and this thread's share
-// l_share of the softmax sum; row_sum is [2][64] floats of shared memory, barrier_id a named
-// barrier of the 256 threads.
-__device__ inline void write_item_results(const AttendParams& p, float* row_sum, int barrier_id,
-                                          int half, int lane, int row0, const float (&o)[128],
+// l_share of the softmax sum; row_sum is [2][64] floats of shared memory, tile_sink the head
+// tile's sinks (stage_tile_sinks), barrier_id a named barrier of the 256 threads.
+__device__ inline void write_item_results(const AttendParams& p, float* row_sum,
+                                          const float* tile_sink, int barrier_id, int half,
+                                          int lane, int row0, const float (&o)[128],
                                           const float (&m)[2], const float (&l_share)[2],
                                           int token, int head0, int segment) {
   float row_l[2];
@@ -157,18 +206,20 @@ __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
   // The row sums are read: the next item may overwrite them.
   ptx::named_barrier_sync(barrier_id, 2 * 128);
 
+  const int q = lane % 4;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int head = head0 + row0 + 8 * h;
-    if (head >= p.h_q) continue;
+    // The same for the four lanes of a quad; a row past h_q still joins the exchanges below.
+    const bool in_range = head < p.h_q;
     const bool empty = m[h] == -INFINITY;
     const float lse = empty ? INFINITY : (m[h] + log2f(row_l[h])) * kLn2;
     float f = 1.0f;
     if (segment < 0 && p.sink != nullptr && !empty) {
-      f = 1.0f / (1.0f + expf(p.sink[head * p.sink_stride] - lse));
+      f = 1.0f / (1.0f + expf(tile_sink[row0 + 8 * h] - lse));
     }
     const float scale = empty ? 0.0f : f / row_l[h];
-    if (half == 0 && lane % 4 == 0) {
+    if (in_range && half == 0 && q == 0) {
       if (segment >= 0) {
         p.part_lse[int64_t{segment} * p.h_q + head] = lse;
         p.part_max[int64_t{segment} * p.h_q + head] = empty ? -INFINITY : m[h] * kLn2;
@@ -180,17 +231,29 @@ __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
         }
       }
     }
+    if (segment >= 0) {
+      // f32 partials: a quad's four float2 already fill a 32-byte sector per j.
+      if (!in_range) continue;
+      float* dst = p.part_out + (int64_t{segment} * p.h_q + head) * kDv + half * (kDv / 2);
 #pragma unroll
-    for (int j = 0; j < 32; ++j) {
-      const int col = half * (kDv / 2) + 8 * j + 2 * (lane % 4);
-      const float x = o[4 * j + 2 * h] * scale;
-      const float y = o[4 * j + 2 * h + 1] * scale;
-      if (segment >= 0) {
-        float* dst = p.part_out + (int64_t{segment} * p.h_q + head) * kDv + col;
-        *reinterpret_cast<float2*>(dst) = make_float2(x, y);
-      } else {
-        uint16_t* dst = p.out + token * p.out_stride_t + head * p.out_stride_h + col;
-        *reinterpret_cast<uint32_t*>(dst) = ptx::float2_to_bf16x2_rn(x, y);
+      for (int j = 0; j < 32; ++j) {
+        *reinterpret_cast<float2*>(dst + 8 * j + 2 * q) =
+            make_float2(o[4 * j + 2 * h] * scale, o[4 * j + 2 * h + 1] * scale);
+      }
+    } else {
+      // bf16: attend's checks make out rows 16-byte aligned on a CUDA device (the rows16 rule
+      // of src/api/validate.cpp), so lane q stores the eight columns of j = 4 k + q at once.
+      uint16_t* dst = p.out + token * p.out_stride_t + head * p.out_stride_h + half * (kDv / 2);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        uint32_t v[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int j = 4 * k + i;
+          v[i] = ptx::float2_to_bf16x2_rn(o[4 * j + 2 * h] * scale, o[4 * j + 2 * h + 1] * scale);
+        }
+        const uint4 bits = quad_columns_of_j(v, q);
+        if (in_range) *reinterpret_cast<uint4*>(dst + 8 * (4 * k + q)) = bits;
       }
     }
   }

@@ -56,7 +56,8 @@ struct HopperConfig {
   static constexpr int VALID_OFF = ROWSUM_OFF + CONSUMERS * HT * 4;   // [STAGES][BN] u8
   static constexpr int RESIDUAL_FLAGS_OFF = VALID_OFF + STAGES * BN;  // [CONSUMER_WARPS] u32
   static constexpr int V_MAX_OFF = RESIDUAL_FLAGS_OFF + CONSUMER_WARPS * 4;  // [..][2] u32
-  static constexpr int BAR_OFF = V_MAX_OFF + CONSUMER_WARPS * 2 * 4;  // mbarriers, below
+  static constexpr int TILE_SINK_OFF = V_MAX_OFF + CONSUMER_WARPS * 2 * 4;  // [HT] f32
+  static constexpr int BAR_OFF = TILE_SINK_OFF + HT * 4;  // mbarriers, below
   static constexpr int BAR_FULL = 0;                // [STAGES] producer -> consumers
   static constexpr int BAR_EMPTY = STAGES;          // [STAGES] consumers -> producer
   static constexpr int BAR_Q_FULL = 2 * STAGES;     // Q of the item is in

@@ -59,6 +59,7 @@ struct SharedState {
         valid(base + C::VALID_OFF),
         needs_residual(reinterpret_cast<uint32_t*>(base + C::RESIDUAL_FLAGS_OFF)),
         v_max(reinterpret_cast<uint32_t*>(base + C::V_MAX_OFF)),
+        tile_sink(reinterpret_cast<float*>(base + C::TILE_SINK_OFF)),
         bars(reinterpret_cast<uint64_t*>(base + C::BAR_OFF)) {}
 
   __device__ uint8_t* stage(int s) const { return stages + s * C::TILE_BYTES; }
@@ -75,6 +76,7 @@ struct SharedState {
   uint8_t* valid;       // [STAGES][BN]
   uint32_t* needs_residual;  // [CONSUMER_WARPS]: per consumer warp, "the step needs the residual"
   uint32_t* v_max;      // [CONSUMER_WARPS][2]: per consumer warp, |V| bits seen per d_v half
+  float* tile_sink;     // [HT]: the head tile's sinks (stage_tile_sinks)
   uint64_t* bars;
 };
 
@@ -269,7 +271,9 @@ class Consumer : OnlineSoftmaxRows {
         s_(s),
         wg_(static_cast<int>(threadIdx.x) / 128 - 1),
         lane_(threadIdx.x % 32),
-        row0_((threadIdx.x % 128) / 32 * 16 + lane_ / 4) {}
+        row0_((threadIdx.x % 128) / 32 * 16 + lane_ / 4) {
+    stage_tile_sinks(p_, s_.tile_sink, wg_, lane_, row0_);
+  }
 
   __device__ void run_item(int token, int head0, int lo, int hi, int segment) {
     ptx::mbarrier_wait(s_.q_full(), item_ & 1);
@@ -506,8 +510,8 @@ class Consumer : OnlineSoftmaxRows {
   }
 
   __device__ void finish(int token, int head0, int segment) {
-    write_item_results(p_, s_.row_sum, C::BAR_ID_CONSUMERS, wg_, lane_, row0_, o_, m_, l_, token,
-                       head0, segment);
+    write_item_results(p_, s_.row_sum, s_.tile_sink, C::BAR_ID_CONSUMERS, wg_, lane_, row0_, o_,
+                       m_, l_, token, head0, segment);
   }
 
   const AttendParams& p_;

@@ -48,7 +48,8 @@ struct PairConfig {
   static constexpr int VALID_OFF = ROWSUM_OFF + 2 * HT * 4;    // [2][64] u8
   static constexpr int V_MAX_OFF = VALID_OFF + 2 * BN;         // [2][4 warps][2 halves] u32
   static constexpr int FLAGS_OFF = V_MAX_OFF + 2 * 4 * 2 * 4;  // [2][4 warps] u32
-  static constexpr int BAR_OFF = FLAGS_OFF + 2 * 4 * 4;
+  static constexpr int TILE_SINK_OFF = FLAGS_OFF + 2 * 4 * 4;  // [HT] f32
+  static constexpr int BAR_OFF = TILE_SINK_OFF + HT * 4;
   // mbarriers: READY(b, h) producer -> consumers, FREE(b, h) the consumer that last reads
   // half h of buffer b (both consumers for half R of buffer 0) -> producer, and the Q tile's
   // pair.

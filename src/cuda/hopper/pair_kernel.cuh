@@ -68,6 +68,7 @@ struct PairShared {
         valid(base + C::VALID_OFF),
         v_max(reinterpret_cast<uint32_t*>(base + C::V_MAX_OFF)),
         flags(reinterpret_cast<uint32_t*>(base + C::FLAGS_OFF)),
+        tile_sink(reinterpret_cast<float*>(base + C::TILE_SINK_OFF)),
         bars(reinterpret_cast<uint64_t*>(base + C::BAR_OFF)) {}
 
   __device__ uint64_t* ready(int b, int h) const { return bars + C::BAR_READY + 2 * b + h; }
@@ -83,6 +84,7 @@ struct PairShared {
   uint8_t* valid;      // [2][64]
   uint32_t* v_max;     // [2 consumers][4 warps][2 halves]: |V| bits of the consumer's block
   uint32_t* flags;     // [2 consumers][4 warps]: the block's remote product needs a residual
+  float* tile_sink;    // [64]: the head tile's sinks (stage_tile_sinks)
   uint64_t* bars;
 };
 
@@ -228,7 +230,9 @@ class PairConsumer : OnlineSoftmaxRows {
         s_(s),
         warp_((static_cast<int>(threadIdx.x) % 128) / 32),
         lane_(threadIdx.x % 32),
-        row0_((threadIdx.x % 128) / 32 * 16 + lane_ / 4) {}
+        row0_((threadIdx.x % 128) / 32 * 16 + lane_ / 4) {
+    stage_tile_sinks(p_, s_.tile_sink, kC, lane_, row0_);
+  }
 
   __device__ void run_item(int token, int head0, int lo, int hi, int segment) {
     ptx::mbarrier_wait(s_.q_full(), item_ & 1);
@@ -239,8 +243,8 @@ class PairConsumer : OnlineSoftmaxRows {
 #pragma unroll 1
     for (int i = 0; i < pairs; ++i) pair_step(s, i + 1 < pairs);
     ptx::mbarrier_arrive(s_.q_empty());  // this thread's last S is complete
-    write_item_results(p_, s_.row_sum, C::BAR_ID_RESULTS, kC, lane_, row0_, o_, m_, l_, token,
-                       head0, segment);
+    write_item_results(p_, s_.row_sum, s_.tile_sink, C::BAR_ID_RESULTS, kC, lane_, row0_, o_, m_,
+                       l_, token, head0, segment);
     ++item_;
   }
 
