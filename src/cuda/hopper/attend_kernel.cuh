@@ -28,6 +28,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/hopper/attend_common.cuh"
@@ -116,6 +117,13 @@ class Producer {
   __device__ void run_item(int token, int head0, int lo, int hi, int /*segment*/) {
     load_q(token, head0);
     const ItemRanges r(p_, token, lo, hi);
+    if constexpr (std::is_same_v<MainRows, ExtraRows>) {
+      if (p_.extra_sel.k > 0) {
+        produce_both_pools(r, token);
+        ++item_;
+        return;
+      }
+    }
     if (r.main_lo < r.main_hi) {
       produce_range<MainRows>(p_.main, p_.main_sel.idx + token * p_.main_sel.idx_stride,
                               r.main_lo, r.main_hi);
@@ -128,6 +136,25 @@ class Producer {
   }
 
  private:
+  // Both ranges of an item whose pools share a format (V4's main and extra pools) through one
+  // copy of the step loop: the extra range runs the code the main range has just run, still in
+  // the instruction cache, instead of a second ~1300-instruction copy fetched cold once per
+  // item (the V4 topk 128 + 512 rows 2-5% faster). The pool is chosen at run time, which costs
+  // the loop ~100 instructions per step, so calls without an extra pool keep the loop above.
+  __device__ void produce_both_pools(const ItemRanges& r, int token) {
+#pragma unroll 1
+    for (int pool = 0; pool < 2; ++pool) {
+      const bool extra = pool == 1;
+      const SelectionView& sel = extra ? p_.extra_sel : p_.main_sel;
+      const int lo = extra ? r.extra_lo : r.main_lo;
+      const int hi = extra ? r.extra_hi : r.main_hi;
+      if (lo < hi) {
+        produce_range<MainRows>(extra ? p_.extra : p_.main, sel.idx + token * sel.idx_stride, lo,
+                                hi);
+      }
+    }
+  }
+
   // This lane's tile row in round k: each round, the four warps fill 8 rows each.
   __device__ int row_of(int k) const {
     return 4 * kRowsPerWarp * k + kRowsPerWarp * warp_ + lane_ % kRowsPerWarp;
