@@ -139,8 +139,9 @@ class Producer {
   // Both ranges of an item whose pools share a format (V4's main and extra pools) through one
   // copy of the step loop: the extra range runs the code the main range has just run, still in
   // the instruction cache, instead of a second ~1300-instruction copy fetched cold once per
-  // item (the V4 topk 128 + 512 rows 2-5% faster). The pool is chosen at run time, which costs
-  // the loop ~100 instructions per step, so calls without an extra pool keep the loop above.
+  // item (the V4 topk 128 + 512 rows 1-5% faster in two runs). The pool is chosen at run time,
+  // which costs the loop ~100 instructions per step, so calls without an extra pool keep the
+  // loop above.
   __device__ void produce_both_pools(const ItemRanges& r, int token) {
 #pragma unroll 1
     for (int pool = 0; pool < 2; ++pool) {
