@@ -305,7 +305,8 @@ class Consumer : OnlineSoftmaxRows {
 
   __device__ void run_item(int token, int head0, int lo, int hi, int segment) {
     ptx::mbarrier_wait(s_.q_full(), item_ & 1);
-    // Q arrives by cp.async that no producer thread waited for: order it before wgmma reads.
+    // Q arrives by TMA, or by cp.async when the map cannot describe q (issue_q_tile): the
+    // cp.async writes are not the async proxy's, so order them before wgmma reads.
     ptx::fence_proxy_async_shared();
     start_item();
     const ItemRanges r(p_, token, lo, hi);
