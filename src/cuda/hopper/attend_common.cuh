@@ -181,14 +181,15 @@ __device__ __forceinline__ uint4 quad_columns_of_j(const uint32_t (&v)[4], int q
 // Normalizes an item's O and writes its results (SPEC §1 for the final form; the split form
 // leaves the sink to the combine kernel). Called by the 256 consumer threads: consumer `half`
 // holds O[:, 256 half : 256 half + 256] (wgmma m64n256 fragment), its thread's rows row0 and
-// row0 + 8 with running max m (exp2 domain, equal in both consumers) and this thread's share
-// l_share of the softmax sum; row_sum is [2][64] floats of shared memory, tile_sink the head
+// row0 + 8 with reference max m (exp2 domain, equal in both consumers: O and l are relative
+// to it), largest score top (exp2 domain) and this thread's share l_share of the softmax sum; row_sum is [2][64] floats of shared memory, tile_sink the head
 // tile's sinks (stage_tile_sinks), barrier_id a named barrier of the 256 threads.
 __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
                                           const float* tile_sink, int barrier_id, int half,
                                           int lane, int row0, const float (&o)[128],
-                                          const float (&m)[2], const float (&l_share)[2],
-                                          int token, int head0, int segment) {
+                                          const float (&m)[2], const float (&top)[2],
+                                          const float (&l_share)[2], int token, int head0,
+                                          int segment) {
   float row_l[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -222,12 +223,12 @@ __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
     if (in_range && half == 0 && q == 0) {
       if (segment >= 0) {
         p.part_lse[int64_t{segment} * p.h_q + head] = lse;
-        p.part_max[int64_t{segment} * p.h_q + head] = empty ? -INFINITY : m[h] * kLn2;
+        p.part_max[int64_t{segment} * p.h_q + head] = empty ? -INFINITY : top[h] * kLn2;
       } else {
         if (p.lse) p.lse[token * p.lse_stride_t + head * p.lse_stride_h] = lse;
         if (p.max_logits) {
           p.max_logits[token * p.max_stride_t + head * p.max_stride_h] =
-              empty ? -INFINITY : m[h] * kLn2;
+              empty ? -INFINITY : top[h] * kLn2;
         }
       }
     }

@@ -406,7 +406,8 @@ class Consumer : OnlineSoftmaxRows {
     for (int h = 0; h < 2; ++h) {
       const int row = row0_ + 8 * h;
       const float step_max = fmaxf(s_.row_max[row], s_.row_max[C::HT + row]);
-      const float m_new = fmaxf(m_[h], step_max);
+      top_[h] = fmaxf(top_[h], step_max);
+      const float m_new = fmaxf(m_[h], reference_max(step_max));
       const bool none = m_new == -INFINITY;  // nothing valid yet: everything stays zero
       moved |= m_new != m_[h];
       alpha[h] = m_new == m_[h] ? 1.0f : ptx::ex2_approx(m_[h] - m_new);
@@ -540,7 +541,7 @@ class Consumer : OnlineSoftmaxRows {
 
   __device__ void finish(int token, int head0, int segment) {
     write_item_results(p_, s_.row_sum, s_.tile_sink, C::BAR_ID_CONSUMERS, wg_, lane_, row0_, o_,
-                       m_, l_, token, head0, segment);
+                       m_, top_, l_, token, head0, segment);
   }
 
   const AttendParams& p_;

@@ -14,9 +14,10 @@
 //   consumer c (warpgroup 1 + c) holds O[:, 256c : 256c + 256] ("its half" of d_v) and, per
 //     pair, for its own block b = c:
 //       S = Q K_b^T (consumer 0 issues the next pair's S behind its last product);
-//       m_c = max(old max, row max of S); P = exp2(S - m_c); publish m_c;
+//       m_c = max(old m, reference_max(row max of S)); P = exp2(S - m_c); publish the row max;
 //       O_c += P V_b,c (A from registers); free V_b,c;
-//       -- both maxima out -- m = max(m_0, m_1); rescale O_c, l and P to m; publish P;
+//       -- both maxima out -- m = max(m_c, reference_max(other row max)); rescale O_c, l and P
+//       to m (only where a row moved: integer maxima settle within a few blocks); publish P;
 //       -- both P tiles out -- O_c += P_other V_other,c; free V_other,c.
 //     Both softmaxes run at once; each consumer's own product overlaps the other's softmax.
 //
@@ -244,7 +245,7 @@ class PairConsumer : OnlineSoftmaxRows {
     for (int i = 0; i < pairs; ++i) pair_step(s, i + 1 < pairs);
     ptx::mbarrier_arrive(s_.q_empty());  // this thread's last S is complete
     write_item_results(p_, s_.row_sum, s_.tile_sink, C::BAR_ID_RESULTS, kC, lane_, row0_, o_, m_,
-                       l_, token, head0, segment);
+                       top_, l_, token, head0, segment);
     ++item_;
   }
 
@@ -284,10 +285,11 @@ class PairConsumer : OnlineSoftmaxRows {
     bool moved = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      m_own[h] = fmaxf(m_[h], mx[h]);
+      top_[h] = fmaxf(top_[h], mx[h]);
+      m_own[h] = fmaxf(m_[h], reference_max(mx[h]));
       moved |= m_own[h] != m_[h];
       alpha[h] = m_own[h] == m_[h] ? 1.0f : ptx::ex2_approx(m_[h] - m_own[h]);
-      if (lane_ % 4 == 0) s_.row_max[kC * 64 + row0_ + 8 * h] = m_own[h];
+      if (lane_ % 4 == 0) s_.row_max[kC * 64 + row0_ + 8 * h] = mx[h];
     }
     rescale(alpha, moved);
     float rounding[2];
@@ -321,24 +323,34 @@ class PairConsumer : OnlineSoftmaxRows {
     ptx::mbarrier_arrive(s_.free(kC, kOwn));
 
     // The pair's maxima: rescale l, the rounding sums and P to them, publish P, rescale O.
+    // Each consumer published its block's largest scores: both reach the same reference
+    // maxima, max(previous, reference_max(own block), reference_max(other block)).
     float scale[2];
     moved = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const float m = fmaxf(m_own[h], s_.row_max[kOther * 64 + row0_ + 8 * h]);
+      const float other_max = s_.row_max[kOther * 64 + row0_ + 8 * h];
+      top_[h] = fmaxf(top_[h], other_max);
+      const float m = fmaxf(m_own[h], reference_max(other_max));
       moved |= m != m_own[h];
       scale[h] = m == m_own[h] ? 1.0f : ptx::ex2_approx(m_own[h] - m);
       m_[h] = m;
     }
     rescale_sums(scale);
+    // P, its bf16 fragments and their rounding change only where a row of the warp moved to
+    // a higher reference maximum; otherwise they are the own product's as they stand.
+    if (__any_sync(0xffffffffu, moved)) {
 #pragma unroll
-    for (int j = 0; j < 32; ++j) s[j] *= scale[(j >> 1) & 1];
-    pack_bf16(s, pa);
+      for (int j = 0; j < 32; ++j) s[j] *= scale[(j >> 1) & 1];
+      pack_bf16(s, pa);
+      rounding[0] = rounding_of(s, pa, 0);
+      rounding[1] = rounding_of(s, pa, 1);
+    }
     float err_other[2];
     over = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      err_other[h] = err_[kOther][h] + rounding_of(s, pa, h) * v_bound[kOther];
+      err_other[h] = err_[kOther][h] + rounding[h] * v_bound[kOther];
       over |= !within_rounding_budget(err_other[h], l_[h]);
     }
     publish_p(pa, over);
