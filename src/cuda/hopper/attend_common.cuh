@@ -182,8 +182,9 @@ __device__ __forceinline__ uint4 quad_columns_of_j(const uint32_t (&v)[4], int q
 // leaves the sink to the combine kernel). Called by the 256 consumer threads: consumer `half`
 // holds O[:, 256 half : 256 half + 256] (wgmma m64n256 fragment), its thread's rows row0 and
 // row0 + 8 with reference max m (exp2 domain, equal in both consumers: O and l are relative
-// to it), largest score top (exp2 domain) and this thread's share l_share of the softmax sum; row_sum is [2][64] floats of shared memory, tile_sink the head
-// tile's sinks (stage_tile_sinks), barrier_id a named barrier of the 256 threads.
+// to it), largest score top (exp2 domain) and this thread's share l_share of the softmax sum;
+// row_sum is [2][64] floats of shared memory, tile_sink the head tile's sinks
+// (stage_tile_sinks), barrier_id a named barrier of the 256 threads.
 __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
                                           const float* tile_sink, int barrier_id, int half,
                                           int lane, int row0, const float (&o)[128],
