@@ -11,6 +11,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/hopper/q_tile_map.hpp"
+#include "cuda/hopper/softmax_fragments.cuh"
 #include "cuda/portable/attend_params.hpp"
 #include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/cp_async.cuh"
@@ -181,16 +182,15 @@ __device__ __forceinline__ uint4 quad_columns_of_j(const uint32_t (&v)[4], int q
 // Normalizes an item's O and writes its results (SPEC §1 for the final form; the split form
 // leaves the sink to the combine kernel). Called by the 256 consumer threads: consumer `half`
 // holds O[:, 256 half : 256 half + 256] (wgmma m64n256 fragment), its thread's rows row0 and
-// row0 + 8 with reference max m (exp2 domain, equal in both consumers: O and l are relative
-// to it), largest score top (exp2 domain) and this thread's share l_share of the softmax sum;
+// row0 + 8 with largest score top (exp2 domain, equal in both consumers: O and l are relative
+// to its reference_max) and this thread's share l_share of the softmax sum;
 // row_sum is [2][64] floats of shared memory, tile_sink the head tile's sinks
 // (stage_tile_sinks), barrier_id a named barrier of the 256 threads.
 __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
                                           const float* tile_sink, int barrier_id, int half,
                                           int lane, int row0, const float (&o)[128],
-                                          const float (&m)[2], const float (&top)[2],
-                                          const float (&l_share)[2], int token, int head0,
-                                          int segment) {
+                                          const float (&top)[2], const float (&l_share)[2],
+                                          int token, int head0, int segment) {
   float row_l[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -214,8 +214,8 @@ __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
     const int head = head0 + row0 + 8 * h;
     // The same for the four lanes of a quad; a row past h_q still joins the exchanges below.
     const bool in_range = head < p.h_q;
-    const bool empty = m[h] == -INFINITY;
-    const float lse = empty ? INFINITY : (m[h] + log2f(row_l[h])) * kLn2;
+    const bool empty = top[h] == -INFINITY;
+    const float lse = empty ? INFINITY : (reference_max(top[h]) + log2f(row_l[h])) * kLn2;
     float f = 1.0f;
     if (segment < 0 && p.sink != nullptr && !empty) {
       f = 1.0f / (1.0f + expf(tile_sink[row0 + 8 * h] - lse));

@@ -406,11 +406,12 @@ class Consumer : OnlineSoftmaxRows {
     for (int h = 0; h < 2; ++h) {
       const int row = row0_ + 8 * h;
       const float step_max = fmaxf(s_.row_max[row], s_.row_max[C::HT + row]);
+      const float m_old = reference_max(top_[h]);
       top_[h] = fmaxf(top_[h], step_max);
-      const float m_new = fmaxf(m_[h], reference_max(step_max));
+      const float m_new = reference_max(top_[h]);
       const bool none = m_new == -INFINITY;  // nothing valid yet: everything stays zero
-      moved |= m_new != m_[h];
-      alpha[h] = m_new == m_[h] ? 1.0f : ptx::ex2_approx(m_[h] - m_new);
+      moved |= m_new != m_old;
+      alpha[h] = m_new == m_old ? 1.0f : ptx::ex2_approx(m_old - m_new);
       float sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
@@ -422,7 +423,6 @@ class Consumer : OnlineSoftmaxRows {
         }
       }
       l_[h] = l_[h] * alpha[h] + sum;
-      m_[h] = m_new;
     }
     store_p(s, /*residual=*/false);
 
@@ -541,7 +541,7 @@ class Consumer : OnlineSoftmaxRows {
 
   __device__ void finish(int token, int head0, int segment) {
     write_item_results(p_, s_.row_sum, s_.tile_sink, C::BAR_ID_CONSUMERS, wg_, lane_, row0_, o_,
-                       m_, top_, l_, token, head0, segment);
+                       top_, l_, token, head0, segment);
   }
 
   const AttendParams& p_;

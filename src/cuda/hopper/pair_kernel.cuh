@@ -244,7 +244,7 @@ class PairConsumer : OnlineSoftmaxRows {
 #pragma unroll 1
     for (int i = 0; i < pairs; ++i) pair_step(s, i + 1 < pairs);
     ptx::mbarrier_arrive(s_.q_empty());  // this thread's last S is complete
-    write_item_results(p_, s_.row_sum, s_.tile_sink, C::BAR_ID_RESULTS, kC, lane_, row0_, o_, m_,
+    write_item_results(p_, s_.row_sum, s_.tile_sink, C::BAR_ID_RESULTS, kC, lane_, row0_, o_,
                        top_, l_, token, head0, segment);
     ++item_;
   }
@@ -285,10 +285,11 @@ class PairConsumer : OnlineSoftmaxRows {
     bool moved = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
+      const float m_old = reference_max(top_[h]);
       top_[h] = fmaxf(top_[h], mx[h]);
-      m_own[h] = fmaxf(m_[h], reference_max(mx[h]));
-      moved |= m_own[h] != m_[h];
-      alpha[h] = m_own[h] == m_[h] ? 1.0f : ptx::ex2_approx(m_[h] - m_own[h]);
+      m_own[h] = reference_max(top_[h]);
+      moved |= m_own[h] != m_old;
+      alpha[h] = m_own[h] == m_old ? 1.0f : ptx::ex2_approx(m_old - m_own[h]);
       if (lane_ % 4 == 0) s_.row_max[kC * 64 + row0_ + 8 * h] = mx[h];
     }
     rescale(alpha, moved);
@@ -329,12 +330,11 @@ class PairConsumer : OnlineSoftmaxRows {
     moved = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const float other_max = s_.row_max[kOther * 64 + row0_ + 8 * h];
-      top_[h] = fmaxf(top_[h], other_max);
-      const float m = fmaxf(m_own[h], reference_max(other_max));
-      moved |= m != m_own[h];
-      scale[h] = m == m_own[h] ? 1.0f : ptx::ex2_approx(m_own[h] - m);
-      m_[h] = m;
+      const float m_own_h = reference_max(top_[h]);
+      top_[h] = fmaxf(top_[h], s_.row_max[kOther * 64 + row0_ + 8 * h]);
+      const float m = reference_max(top_[h]);
+      moved |= m != m_own_h;
+      scale[h] = m == m_own_h ? 1.0f : ptx::ex2_approx(m_own_h - m);
     }
     rescale_sums(scale);
     // P, its bf16 fragments and their rounding change only where a row of the warp moved to

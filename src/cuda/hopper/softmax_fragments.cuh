@@ -95,21 +95,20 @@ __device__ __forceinline__ uint32_t max_abs_bf16_bits(const uint8_t* first) {
 __device__ __forceinline__ float reference_max(float top) { return ceilf(top); }
 
 // A consumer thread's online-softmax state over one work item: its O fragment (m64n256: its
-// consumer's 256 columns of d_v), the reference maxima of its two rows (exp2 domain,
-// reference_max), their largest scores (the max_logits output), its share of their sums,
-// and per d_v half and row its P-rounding bound (p_rounding.hpp).
+// consumer's 256 columns of d_v), the largest scores of its two rows (exp2 domain; O, l and the
+// rounding sums are relative to their reference_max, derived where needed rather than kept:
+// registers are what the step loops run short of), its share of their sums, and per d_v half
+// and row its P-rounding bound (p_rounding.hpp).
 struct OnlineSoftmaxRows {
   __device__ void start_item() {
 #pragma unroll
     for (int i = 0; i < 128; ++i) o_[i] = 0.0f;
-    m_[0] = m_[1] = -INFINITY;
     top_[0] = top_[1] = -INFINITY;
     l_[0] = l_[1] = 0.0f;
     err_[0][0] = err_[0][1] = err_[1][0] = err_[1][1] = 0.0f;
   }
 
   float o_[128];
-  float m_[2];
   float top_[2];
   float l_[2];
   float err_[2][2];  // [d_v half][row]
