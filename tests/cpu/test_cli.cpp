@@ -401,5 +401,20 @@ TEST_F(Cli, BenchMatchRunsOnlyTheRowsThatContainItsText) {
   EXPECT_NE(none.out.find("no-such-row"), std::string::npos) << none.out;
 }
 
+TEST_F(Cli, BenchHeadsRunsEveryRowWithThatHeadCount) {
+  const CliResult r = run_cli("bench --quick --backend cpu --heads 16 --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"h_q\":16"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"h_q\":128"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"h_q\":64"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"check_passed\":false"), std::string::npos) << r.out;
+
+  for (const char* heads : {"0", "129", "x"}) {
+    const CliResult bad = run_cli(std::string("bench --backend cpu --heads ") + heads +
+                                  " --json 2>/dev/null");
+    EXPECT_EQ(bad.exit_code, 2) << heads << ": " << bad.out;
+  }
+}
+
 }  // namespace
 }  // namespace smla::cli

@@ -22,6 +22,11 @@ std::string check_text(const BenchRow& row) {
 
 }  // namespace
 
+Workload BenchOptions::with_heads(Workload workload) const {
+  if (heads > 0) workload.h_q = heads;
+  return workload;
+}
+
 bool BenchOptions::selects(const Workload& workload) const {
   if (rows != RowSelection::all && (rows == RowSelection::decode) != workload.decode) return false;
   return match.empty() ||

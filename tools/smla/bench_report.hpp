@@ -20,7 +20,10 @@ struct BenchOptions {
   bool quick = false;
   bool json = false;
   std::string match;  // non-empty: only rows whose "shape format" text contains it
+  int heads = 0;      // > 0: every row runs with this h_q instead of its own (--heads)
 
+  // `workload` with --heads applied: what a row runs and what --match sees.
+  Workload with_heads(Workload workload) const;
   // Whether a row of `workload` runs: its kind per --rows, its text per --match.
   bool selects(const Workload& workload) const;
 };

@@ -15,7 +15,8 @@ namespace {
 
 const CommandSpec kSpec{
     "bench",
-    "smla bench [--rows prefill|decode|all] [--match TEXT] [--reps N] [--backend B] [--quick]",
+    "smla bench [--rows prefill|decode|all] [--match TEXT] [--heads N] [--reps N] [--backend B]\n"
+    "                  [--quick]",
     "Runs DeepSeek-V3.2 (d_qk 576, fp8_v32, 128 heads, top-k 2048) and V4 (d_qk 512, fp8_ds_mla,\n"
     "64 heads, sink, extra pool) shaped prefill and decode workloads. Each row is first checked\n"
     "against a float64 evaluation of SPEC section 1 on a sample of tokens with SPEC's tolerances;\n"
@@ -26,6 +27,9 @@ const CommandSpec kSpec{
     {{"--rows", "R", "prefill | decode | all (default all)"},
      {"--match", "TEXT",
       "only the rows whose shape and format, as printed, contain TEXT (e.g. 'topk=16384')"},
+     {"--heads", "N",
+      "run every row with h_q = N (1..128) instead of its own; such a GPU row has no FlashMLA "
+      "figure"},
      {"--reps", "N", "timed repetitions, median reported (default: CPU 3, GPU 20)"},
      {"--backend", "B", "auto | cpu | portable | hopper (default auto; sets SMLA_BACKEND)"},
      {"--quick", nullptr, "fewer tokens on the CPU, the first row of each kind on the GPU"}},
@@ -62,6 +66,7 @@ int bench_command(const std::vector<std::string>& argv) {
   options.quick = args.flag("--quick");
   options.json = args.json();
   options.match = args.value("--match").value_or("");
+  options.heads = static_cast<int>(args.integer("--heads", 0, 1, 128));
   if (options.backend != "auto" && options.backend != "cpu" && options.backend != "portable" &&
       options.backend != "hopper") {
     throw usage_error("--backend expects auto, cpu, portable or hopper, got '" + options.backend +
