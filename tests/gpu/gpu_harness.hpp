@@ -24,8 +24,9 @@ bool cuda_available();
 int device_arch();
 // Whether this process runs with SMLA_BACKEND=hopper (the hopper.* run of this suite).
 bool hopper_forced();
-// The head count a test of a small-head case runs with: `portable_heads` itself, or 72 (a full
-// and a padded 64-head tile) in the hopper.* run, whose path takes h_q >= 33 only.
+// The head count a test of a small-head case runs with: `portable_heads` itself, or 72 in the
+// hopper.* run, so that the case meets a full and a padded 64-head tile of that path (its
+// single padded tile of small h_q is the matrix's, test_gpu_attend_matrix.cpp).
 int heads_for_forced_path(int portable_heads);
 // Whether this build holds the Hopper path (smla::compiled_gpu_paths names it).
 bool hopper_compiled();

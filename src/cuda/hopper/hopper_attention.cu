@@ -16,10 +16,13 @@ namespace {
 
 constexpr int32_t kOnePass = 1;
 constexpr int32_t kSplit = 2;
-constexpr int kHeadTile = 64;  // heads per CTA: the M of one wgmma
-// Below this many heads a 64-row tile would be mostly padding; the portable path's 8/16/32
-// head tiles take those calls.
-constexpr int64_t kMinHeads = 33;
+constexpr int kHeadTile = 64;  // heads per CTA: the M of one wgmma (rows past h_q are zeros)
+// Calls of fewer heads stay on the portable path when SMLA_BACKEND is unset (preferred). A
+// padded 64-head tile costs what a full one does, while the portable path's 8-head tiles
+// shrink with h_q, so the bound is where measurements put it (H200, docs/perf-notes.md: this
+// path 1.3-4.6x faster at 16 and 32 heads on every anchor shape; 8 heads measured 1.1-2.2x
+// faster too, but not yet run through the default-path tests; nothing measured below).
+constexpr int64_t kMinPreferredHeads = 16;
 // Plan::strategy tag of this path's schedules: portable plans use head tiles 0..4 in the
 // same bit field, so a plan made for one path is rejected by the other.
 constexpr int32_t kPathTag = 15;
@@ -93,11 +96,6 @@ std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceIn
   if (info.arch() != 90) {
     return "the device is sm_" + std::to_string(info.arch()) + ", the Hopper kernels need sm_90";
   }
-  if (heads(args) < kMinHeads) {
-    return "h_q = " + std::to_string(heads(args)) + " is below " + std::to_string(kMinHeads) +
-           " (the Hopper kernels take 64-head tiles; the portable path's smaller tiles waste "
-           "less)";
-  }
   const AttendVariant* variant = portable::find_variant(args, kVariants);
   if (variant == nullptr) {
     return "the kernel variant " + portable::variant_name(args) +
@@ -113,8 +111,10 @@ std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceIn
 }
 
 bool preferred(const AttendArgs& args) {
-  return args.kv.format == KvFormat::bf16 || args.kv.format == KvFormat::fp8_v32 ||
-         args.kv.format == KvFormat::fp8_ds_mla;
+  const bool measured_format = args.kv.format == KvFormat::bf16 ||
+                               args.kv.format == KvFormat::fp8_v32 ||
+                               args.kv.format == KvFormat::fp8_ds_mla;
+  return measured_format && heads(args) >= kMinPreferredHeads;
 }
 
 Status plan_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info, size_t* bytes) {
