@@ -330,11 +330,10 @@ class PairConsumer : OnlineSoftmaxRows {
     moved = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const float m_own_h = reference_max(top_[h]);
       top_[h] = fmaxf(top_[h], s_.row_max[kOther * 64 + row0_ + 8 * h]);
       const float m = reference_max(top_[h]);
-      moved |= m != m_own_h;
-      scale[h] = m == m_own_h ? 1.0f : ptx::ex2_approx(m_own_h - m);
+      moved |= m != m_own[h];
+      scale[h] = m == m_own[h] ? 1.0f : ptx::ex2_approx(m_own[h] - m);
     }
     rescale_sums(scale);
     // P, its bf16 fragments and their rounding change only where a row of the warp moved to
