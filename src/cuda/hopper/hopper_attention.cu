@@ -20,9 +20,8 @@ constexpr int kHeadTile = 64;  // heads per CTA: the M of one wgmma (rows past h
 // Calls of fewer heads stay on the portable path when SMLA_BACKEND is unset (preferred). A
 // padded 64-head tile costs what a full one does, while the portable path's 8-head tiles
 // shrink with h_q, so the bound is where measurements put it (H200, docs/perf-notes.md: this
-// path 1.3-4.6x faster at 16 and 32 heads on every anchor shape; 8 heads measured 1.1-2.2x
-// faster too, but not yet run through the default-path tests; nothing measured below).
-constexpr int64_t kMinPreferredHeads = 16;
+// path 1.1-4.6x faster at 8, 16 and 32 heads on every anchor shape; nothing measured below).
+constexpr int64_t kMinPreferredHeads = 8;
 // Plan::strategy tag of this path's schedules: portable plans use head tiles 0..4 in the
 // same bit field, so a plan made for one path is rejected by the other.
 constexpr int32_t kPathTag = 15;
