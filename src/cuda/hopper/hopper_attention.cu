@@ -17,11 +17,6 @@ namespace {
 constexpr int32_t kOnePass = 1;
 constexpr int32_t kSplit = 2;
 constexpr int kHeadTile = 64;  // heads per CTA: the M of one wgmma (rows past h_q are zeros)
-// Calls of fewer heads stay on the portable path when SMLA_BACKEND is unset (preferred). A
-// padded 64-head tile costs what a full one does, while the portable path's 8-head tiles
-// shrink with h_q, so the bound is where measurements put it (H200, docs/perf-notes.md: this
-// path 1.1-4.6x faster at 8, 16 and 32 heads on every anchor shape; nothing measured below).
-constexpr int64_t kMinPreferredHeads = 8;
 // Plan::strategy tag of this path's schedules: portable plans use head tiles 0..4 in the
 // same bit field, so a plan made for one path is rejected by the other.
 constexpr int32_t kPathTag = 15;
@@ -110,10 +105,11 @@ std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceIn
 }
 
 bool preferred(const AttendArgs& args) {
-  const bool measured_format = args.kv.format == KvFormat::bf16 ||
-                               args.kv.format == KvFormat::fp8_v32 ||
-                               args.kv.format == KvFormat::fp8_ds_mla;
-  return measured_format && heads(args) >= kMinPreferredHeads;
+  // Any h_q: a padded 64-head tile costs what a full one does, yet at 1, 4, 8, 16 and 32 heads
+  // this path measured 1.1-4.6x faster than the portable one on every anchor shape (H200,
+  // docs/perf-notes.md), whose tiles shrink with h_q but whose gathers do not.
+  return args.kv.format == KvFormat::bf16 || args.kv.format == KvFormat::fp8_v32 ||
+         args.kv.format == KvFormat::fp8_ds_mla;
 }
 
 Status plan_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info, size_t* bytes) {

@@ -35,9 +35,8 @@ std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceIn
 
 // Whether SMLA_BACKEND unset should run a covered call here rather than on the portable path:
 // where the H200 measurements (docs/perf-notes.md) show this path faster: main pools of bf16,
-// fp8_v32 and fp8_ds_mla, h_q >= 8. No benchmark row has an int8_ds_mla pool and none was
-// measured below 8 heads, so those calls stay on the portable path unless
-// SMLA_BACKEND=hopper.
+// fp8_v32 and fp8_ds_mla, any h_q. No benchmark row has an int8_ds_mla pool, so those calls
+// stay on the portable path unless SMLA_BACKEND=hopper.
 bool preferred(const AttendArgs& args);
 
 Status plan_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info, size_t* bytes);
