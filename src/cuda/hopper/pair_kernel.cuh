@@ -219,20 +219,26 @@ class PairProducer {
 };
 
 // ---- consumer warpgroups ---------------------------------------------------------------------
-// kC: 0 or 1, a template argument so every wgmma sits in code ptxas sees as warp-uniform.
-template <int D, int kC>
+// Both consumers run one copy of this code, consumer c_ (0 or 1) choosing its buffers at run
+// time: a copy per consumer (a template argument) doubled the step loop's code, and each
+// scheduler then fetched both copies in turn, stalling at every new 128-byte line (on the
+// V4 prefill row, 19% of the consumer warps' time without an instruction). Consumer c_ owns
+// block 2i + c_ of each pair and half c_ of d_v (kHalfL = 0, kHalfR = 1); its err_[0] is its
+// own half's rounding bound, err_[1] the other half's.
+template <int D>
 class PairConsumer : OnlineSoftmaxRows {
   using C = PairConfig<D>;
-  static constexpr int kOther = 1 - kC;
 
  public:
-  __device__ PairConsumer(const AttendParams& p, const PairShared<C>& s)
+  __device__ PairConsumer(const AttendParams& p, const PairShared<C>& s, int consumer)
       : p_(p),
         s_(s),
+        c_(consumer),
+        other_(1 - consumer),
         warp_((static_cast<int>(threadIdx.x) % 128) / 32),
         lane_(threadIdx.x % 32),
         row0_((threadIdx.x % 128) / 32 * 16 + lane_ / 4) {
-    stage_tile_sinks(p_, s_.tile_sink, kC, lane_, row0_);
+    stage_tile_sinks(p_, s_.tile_sink, c_, lane_, row0_);
   }
 
   __device__ void run_item(int token, int head0, int lo, int hi, int segment) {
@@ -240,11 +246,11 @@ class PairConsumer : OnlineSoftmaxRows {
     start_item();
     const int pairs = PairBlocks(p_, token, lo, hi).pairs();
     float s[32];
-    if (kC == 0 && pairs > 0) issue_s_and_wait(s, 0);
+    if (c_ == 0 && pairs > 0) issue_s_and_wait(s, 0);
 #pragma unroll 1
     for (int i = 0; i < pairs; ++i) pair_step(s, i + 1 < pairs);
     ptx::mbarrier_arrive(s_.q_empty());  // this thread's last S is complete
-    write_item_results(p_, s_.row_sum, s_.tile_sink, C::BAR_ID_RESULTS, kC, lane_, row0_, o_,
+    write_item_results(p_, s_.row_sum, s_.tile_sink, C::BAR_ID_RESULTS, c_, lane_, row0_, o_,
                        top_, l_, token, head0, segment);
     ++item_;
   }
@@ -254,11 +260,11 @@ class PairConsumer : OnlineSoftmaxRows {
   // halves (consumer 0: L then R, consumer 1: R then L), the |V| scan while it runs, the wait.
   __device__ void issue_s_and_wait(float (&s)[32], int ahead) {
     const uint32_t parity = (pair_ + ahead) & 1;
-    constexpr int kFirst = kC == 0 ? kHalfL : kHalfR;
-    ptx::mbarrier_wait(s_.ready(kC, kFirst), parity);
-    issue_s_half(s, kFirst, true);
-    ptx::mbarrier_wait(s_.ready(kC, 1 - kFirst), parity);
-    issue_s_half(s, 1 - kFirst, false);
+    const int first = c_;  // the half holding this consumer's own half of V
+    ptx::mbarrier_wait(s_.ready(c_, first), parity);
+    issue_s_half(s, first, true);
+    ptx::mbarrier_wait(s_.ready(c_, 1 - first), parity);
+    issue_s_half(s, 1 - first, false);
     ptx::wgmma_commit();
     scan_v();
     ptx::wgmma_wait<0>();
@@ -275,12 +281,11 @@ class PairConsumer : OnlineSoftmaxRows {
   // One pair: both consumers run the same steps on their own block, exchanging row maxima
   // once and P tiles once.
   __device__ void pair_step(float (&s)[32], bool has_next) {
-    constexpr int kOwn = kC == 0 ? kHalfL : kHalfR;  // this consumer's half of d_v
-    if constexpr (kC == 1) issue_s_and_wait(s, 0);
+    if (c_ == 1) issue_s_and_wait(s, 0);
 
     // Softmax of the own block against this consumer's running maxima; O_own += P V_own.
     float mx[2];
-    mask_and_row_max<8>(s, s_.valid + kC * 64, lane_, p_.scale_log2, mx);
+    mask_and_row_max<8>(s, s_.valid + c_ * 64, lane_, p_.scale_log2, mx);
     float m_own[2], alpha[2];
     bool moved = false;
 #pragma unroll
@@ -290,14 +295,14 @@ class PairConsumer : OnlineSoftmaxRows {
       m_own[h] = reference_max(top_[h]);
       moved |= m_own[h] != m_old;
       alpha[h] = m_own[h] == m_old ? 1.0f : ptx::ex2_approx(m_old - m_own[h]);
-      if (lane_ % 4 == 0) s_.row_max[kC * 64 + row0_ + 8 * h] = mx[h];
+      if (lane_ % 4 == 0) s_.row_max[c_ * 64 + row0_ + 8 * h] = mx[h];
     }
     rescale(alpha, moved);
     float rounding[2];
     uint32_t pa[16];
     exponentiate(s, m_own, pa, rounding);
     ptx::wgmma_fence();
-    accumulate_rs(pa, kC);
+    accumulate_rs(pa, c_);
     ptx::wgmma_commit();
 
     // Both maxima (and every warp's |V| scan) are out.
@@ -309,19 +314,19 @@ class PairConsumer : OnlineSoftmaxRows {
     bool over = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      err_own[h] = err_[kOwn][h] + rounding[h] * v_bound[kOwn];
+      err_own[h] = err_[0][h] + rounding[h] * v_bound[0];
       over |= !within_rounding_budget(err_own[h], l_[h]);
     }
-    if (ptx::named_barrier_any(C::BAR_ID_VOTE + kC, 128, over)) {
-      accumulate_residual_rs(s, kC);
+    if (ptx::named_barrier_any(C::BAR_ID_VOTE + c_, 128, over)) {
+      accumulate_residual_rs(s, c_);
     } else {
-      err_[kOwn][0] = err_own[0];
-      err_[kOwn][1] = err_own[1];
+      err_[0][0] = err_own[0];
+      err_[0][1] = err_own[1];
     }
     ptx::wgmma_wait<0>();
     ptx::wgmma_fence_operands(o_);
     ptx::wgmma_fence_operands(pa);
-    ptx::mbarrier_arrive(s_.free(kC, kOwn));
+    ptx::mbarrier_arrive(s_.free(c_, c_));
 
     // The pair's maxima: rescale l, the rounding sums and P to them, publish P, rescale O.
     // Each consumer published its block's largest scores: both reach the same reference
@@ -330,7 +335,7 @@ class PairConsumer : OnlineSoftmaxRows {
     moved = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      top_[h] = fmaxf(top_[h], s_.row_max[kOther * 64 + row0_ + 8 * h]);
+      top_[h] = fmaxf(top_[h], s_.row_max[other_ * 64 + row0_ + 8 * h]);
       const float m = reference_max(top_[h]);
       moved |= m != m_own[h];
       scale[h] = m == m_own[h] ? 1.0f : ptx::ex2_approx(m_own[h] - m);
@@ -349,7 +354,7 @@ class PairConsumer : OnlineSoftmaxRows {
     over = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      err_other[h] = err_[kOther][h] + rounding[h] * v_bound[kOther];
+      err_other[h] = err_[1][h] + rounding[h] * v_bound[1];
       over |= !within_rounding_budget(err_other[h], l_[h]);
     }
     publish_p(pa, over);
@@ -358,12 +363,12 @@ class PairConsumer : OnlineSoftmaxRows {
     // O_own += P_other V_other,own.
     ptx::named_barrier_sync(C::BAR_ID_P, C::CONSUMER_THREADS);
     const bool fix0 = any_flag(0), fix1 = any_flag(1);
-    if (!(kC == 0 ? fix0 : fix1)) {
-      err_[kOther][0] = err_other[0];
-      err_[kOther][1] = err_other[1];
+    if (!(c_ == 0 ? fix0 : fix1)) {
+      err_[1][0] = err_other[0];
+      err_[1][1] = err_other[1];
     }
     ptx::wgmma_fence();
-    accumulate_ss(s_.p[kOther], kOther);
+    accumulate_ss(p_tile(other_), other_);
     ptx::wgmma_commit();
     if (fix0 || fix1) {
       ptx::wgmma_wait<0>();
@@ -372,16 +377,16 @@ class PairConsumer : OnlineSoftmaxRows {
     }
     // Consumer 0's last write into its P tile is done (the refill of half R waits for it
     // directly, not only through consumer 1).
-    if constexpr (kC == 0) ptx::mbarrier_arrive(s_.free(0, kHalfR));
+    if (c_ == 0) ptx::mbarrier_arrive(s_.free(0, kHalfR));
 
     // Consumer 0 issues its next S behind the product (half L is refilled by then).
-    if (kC == 0 && has_next) {
+    if (c_ == 0 && has_next) {
       ptx::mbarrier_wait(s_.ready(0, kHalfL), (pair_ + 1) & 1);
       issue_s_half(s, kHalfL, true);
       ptx::wgmma_commit();
       ptx::wgmma_wait<1>();
       ptx::wgmma_fence_operands(o_);
-      ptx::mbarrier_arrive(s_.free(kOther, kOwn));
+      ptx::mbarrier_arrive(s_.free(other_, c_));
       ptx::mbarrier_wait(s_.ready(0, kHalfR), (pair_ + 1) & 1);
       issue_s_half(s, kHalfR, false);
       ptx::wgmma_commit();
@@ -391,7 +396,7 @@ class PairConsumer : OnlineSoftmaxRows {
     } else {
       ptx::wgmma_wait<0>();
       ptx::wgmma_fence_operands(o_);
-      ptx::mbarrier_arrive(s_.free(kOther, kOwn));
+      ptx::mbarrier_arrive(s_.free(other_, c_));
     }
     ++pair_;
   }
@@ -404,7 +409,7 @@ class PairConsumer : OnlineSoftmaxRows {
     ptx::wgmma_fence();
     // One descriptor per operand, stepped by constants (ptx::desc_step).
     const uint64_t q_desc = ptx::sw128_desc(s_.q, 0, 1024);
-    const uint64_t k_desc = ptx::sw128_desc(s_.kv[kC], 0, 1024);
+    const uint64_t k_desc = ptx::sw128_desc(kv(c_), 0, 1024);
 #pragma unroll
     for (int kb = kb0; kb < kb1; ++kb) {
 #pragma unroll
@@ -426,20 +431,22 @@ class PairConsumer : OnlineSoftmaxRows {
     for (int half = 0; half < 2; ++half) {
       const uint32_t bits = __reduce_max_sync(
           0xffffffffu,
-          max_abs_bf16_bits<kChunks, 128>(s_.kv[kC] + 16 * (t + 128 * kChunks * half)));
-      if (lane_ == 0) s_.v_max[(kC * 4 + warp_) * 2 + half] = bits;
+          max_abs_bf16_bits<kChunks, 128>(kv(c_) + 16 * (t + 128 * kChunks * half)));
+      if (lane_ == 0) s_.v_max[(c_ * 4 + warp_) * 2 + half] = bits;
     }
   }
 
-  // The |V| bound per half of this consumer's block; every warp's scan is visible (the
-  // caller passed a barrier all four warps reached after scanning).
+  // The |V| bound of this consumer's block over its own half of d_v (bound[0]) and the other
+  // half (bound[1]); every warp's scan is visible (the caller passed a barrier all four warps
+  // reached after scanning).
   __device__ void read_v_bounds(float (&bound)[2]) const {
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
+    for (int i = 0; i < 2; ++i) {
+      const int half = i == 0 ? c_ : other_;
       uint32_t bits = 0;
 #pragma unroll
-      for (int w = 0; w < 4; ++w) bits = max(bits, s_.v_max[(kC * 4 + w) * 2 + half]);
-      bound[half] = v_magnitude_bound(bits);
+      for (int w = 0; w < 4; ++w) bits = max(bits, s_.v_max[(c_ * 4 + w) * 2 + half]);
+      bound[i] = v_magnitude_bound(bits);
     }
   }
 
@@ -506,7 +513,7 @@ class PairConsumer : OnlineSoftmaxRows {
   __device__ void publish_p(const uint32_t (&pa)[16], bool over) {
     store_p_tile([&](int i) { return pa[i]; });
     const bool warp_over = __any_sync(0xffffffffu, over);
-    if (lane_ == 0) s_.flags[kC * 4 + warp_] = warp_over;
+    if (lane_ == 0) s_.flags[c_ * 4 + warp_] = warp_over;
     ptx::fence_proxy_async_shared();
   }
   // Stores the 16 bf16x2 fragments of P (fragment i: registers 2i, 2i + 1, row row0_ + 8 (i %
@@ -515,7 +522,7 @@ class PairConsumer : OnlineSoftmaxRows {
   __device__ void store_p_tile(Fragment&& fragment) const {
     // Row r's 8-column group j sits at chunk j ^ (r % 8); rows row0_ and row0_ + 8 share r % 8.
     const uint32_t base =
-        ptx::opaque(ptx::smem_u32(s_.p[kC]) + row0_ * 128 + 4 * (lane_ % 4));
+        ptx::opaque(ptx::smem_u32(p_tile(c_)) + row0_ * 128 + 4 * (lane_ % 4));
     const uint32_t phase = ptx::opaque(row0_ % 8);
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
@@ -531,8 +538,8 @@ class PairConsumer : OnlineSoftmaxRows {
   // owner of a flagged block overwrites its P buffer with P's residual and the other consumer
   // multiplies it with its half of the block's V.
   __device__ void fixup(const float (&s)[32], bool fix0, bool fix1) {
-    const bool mine = kC == 0 ? fix0 : fix1;
-    const bool others = kC == 0 ? fix1 : fix0;
+    const bool mine = c_ == 0 ? fix0 : fix1;
+    const bool others = c_ == 0 ? fix1 : fix0;
     ptx::named_barrier_sync(C::BAR_ID_FIXUP, C::CONSUMER_THREADS);
     if (mine) {
       store_p_tile([&](int i) { return residual_bf16x2(s, i); });
@@ -541,16 +548,21 @@ class PairConsumer : OnlineSoftmaxRows {
     ptx::named_barrier_sync(C::BAR_ID_FIXUP, C::CONSUMER_THREADS);
     if (others) {
       ptx::wgmma_fence();
-      accumulate_ss(s_.p[kOther], kOther);
+      accumulate_ss(p_tile(other_), other_);
       ptx::wgmma_commit();
       ptx::wgmma_wait<0>();
       ptx::wgmma_fence_operands(o_);
     }
   }
 
-  // O_half += P V over the 64 rows of buffer b: V = d blocks [4 kC, 4 kC + 4), MN-major.
+  // Buffer b's tile and P tile b (selected, not indexed: a run-time index would put the arrays
+  // in local memory).
+  __device__ uint8_t* kv(int b) const { return b == 0 ? s_.kv[0] : s_.kv[1]; }
+  __device__ uint8_t* p_tile(int b) const { return b == 0 ? s_.p[0] : s_.p[1]; }
+
+  // O_half += P V over the 64 rows of buffer b: V = d blocks [4 c_, 4 c_ + 4), MN-major.
   __device__ uint64_t v_desc(int b, int kk) const {
-    return ptx::sw128_desc(s_.kv[b] + kC * C::V_HALF_BYTES + kk * 16 * 128, C::BLOCK_BYTES,
+    return ptx::sw128_desc(kv(b) + c_ * C::V_HALF_BYTES + kk * 16 * 128, C::BLOCK_BYTES,
                            1024);
   }
   __device__ void accumulate_rs(const uint32_t (&pa)[16], int b) {
@@ -589,7 +601,9 @@ class PairConsumer : OnlineSoftmaxRows {
 
   const AttendParams& p_;
   const PairShared<C>& s_;
-  const int warp_;  // 0..3 within the consumer
+  const int c_;      // this consumer: 0 or 1
+  const int other_;  // 1 - c_
+  const int warp_;   // 0..3 within the consumer
   const int lane_;
   const int row0_;  // this thread's first accumulator row (head offset); the second is +8
   int pair_ = 0;
@@ -621,14 +635,13 @@ __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
     ptx::setmaxnreg_dec<C::PRODUCER_REGS>();
     PairProducer<D> producer(p, q_map, s);
     run_items(p, producer);
-  } else if (threadIdx.x < 256) {
-    ptx::setmaxnreg_inc<C::CONSUMER_REGS>();
-    PairConsumer<D, 0> consumer(p, s);
-    run_items(p, consumer);
   } else {
     ptx::setmaxnreg_inc<C::CONSUMER_REGS>();
-    PairConsumer<D, 1> consumer(p, s);
-    run_items(p, consumer);
+    // Broadcast from lane 0 so that ptxas treats the consumer index as warp-uniform: wgmmas
+    // under a branch it cannot prove uniform are serialized.
+    const int consumer = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128 - 1, 0);
+    PairConsumer<D> consumer_role(p, s, consumer);
+    run_items(p, consumer_role);
   }
 #endif
 }

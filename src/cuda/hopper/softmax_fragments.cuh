@@ -111,7 +111,7 @@ struct OnlineSoftmaxRows {
   float o_[128];
   float top_[2];
   float l_[2];
-  float err_[2][2];  // [d_v half][row]
+  float err_[2][2];  // [d_v half][row] (the block-pair kernel: [own half, other half][row])
 };
 
 }  // namespace smla::hopper
