@@ -272,16 +272,18 @@ bool run_row(const Workload& workload, int reps, uint64_t seed, cudaStream_t str
 std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::string* why_not) {
   // The rows that run, chosen before the ceilings' seconds of GEMM and copies: a selection
   // without rows is a usage error (cmd_bench.cpp).
-  std::vector<size_t> selected;  // indices into kAnchors
+  struct SelectedRow {
+    size_t anchor;  // index into kAnchors
+    Workload workload;
+  };
+  std::vector<SelectedRow> selected;
   bool first_prefill = true, first_decode = true;
   for (size_t i = 0; i < std::size(kAnchors); ++i) {
     bool& first = kAnchors[i].decode ? first_decode : first_prefill;
-    if (!options.selects(options.with_heads(anchor_workload(kAnchors[i]))) ||
-        (options.quick && !first)) {
-      continue;
-    }
+    const Workload workload = options.with_heads(anchor_workload(kAnchors[i]));
+    if (!options.selects(workload) || (options.quick && !first)) continue;
     first = false;
-    selected.push_back(i);
+    selected.push_back({i, workload});
   }
   if (selected.empty()) {
     BenchReport none;
@@ -303,13 +305,14 @@ std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::strin
   {
     Timer timer(stream);
     report.ceilings = measure_ceilings(stream, timer, reps);
-    for (const size_t i : selected) {
+    for (const SelectedRow& selection : selected) {
+      const Anchor& anchor = kAnchors[selection.anchor];
       BenchRow row;
-      const Workload workload = options.with_heads(anchor_workload(kAnchors[i]));
       // FlashMLA's figure is for the anchor's own head count: another h_q has none to compare.
-      if (workload.h_q == kAnchors[i].h_q) row.anchor_us = kAnchors[i].flashmla_us;
+      if (selection.workload.h_q == anchor.h_q) row.anchor_us = anchor.flashmla_us;
       // A row's seed is its position, so a row has the same data whichever rows run with it.
-      if (!run_row(workload, reps, 2026 + i, stream, timer, &row, why_not)) {
+      if (!run_row(selection.workload, reps, 2026 + selection.anchor, stream, timer, &row,
+                   why_not)) {
         cudaStreamDestroy(stream);
         return std::nullopt;
       }
