@@ -416,5 +416,25 @@ TEST_F(Cli, BenchHeadsRunsEveryRowWithThatHeadCount) {
   }
 }
 
+TEST_F(Cli, BenchFormatRunsTheRowsItCanHoldInThatFormat) {
+  // int8_ds_mla holds d_qk 512 only: the V4 rows run, every pool (extra too) in int8_ds_mla;
+  // the V3.2 rows (d_qk 576) are left out.
+  const CliResult r = run_cli("bench --quick --backend cpu --format int8_ds_mla --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"workload\":\"V4 prefill\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"workload\":\"V4 decode\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("int8_ds_mla/256+int8_ds_mla/64"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"workload\":\"V3.2"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("fp8_"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"check_passed\":false"), std::string::npos) << r.out;
+
+  const CliResult bad = run_cli("bench --backend cpu --format fp4 --json 2>/dev/null");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  // fp8_v32 holds d_qk 576 only, and --match asks for a V4 row: nothing left to run.
+  const CliResult none =
+      run_cli("bench --quick --backend cpu --format fp8_v32 --match d_qk=512 --json 2>/dev/null");
+  EXPECT_EQ(none.exit_code, 2) << none.out;
+}
+
 }  // namespace
 }  // namespace smla::cli

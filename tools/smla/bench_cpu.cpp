@@ -109,7 +109,7 @@ BenchReport run_cpu_bench(const BenchOptions& options, const std::string& note) 
   // A row's seed is its position, so a row has the same data whichever rows run with it.
   uint64_t seed = 2026;
   for (const CpuWorkload& entry : cpu_workloads()) {
-    Workload workload = options.with_heads(entry.shape);
+    Workload workload = options.adjusted(entry.shape);
     workload.tokens = options.quick ? entry.quick_tokens : entry.tokens;
     if (options.selects(workload)) report.rows.push_back(run_row(workload, reps, seed));
     ++seed;

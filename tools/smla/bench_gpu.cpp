@@ -280,7 +280,7 @@ std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::strin
   bool first_prefill = true, first_decode = true;
   for (size_t i = 0; i < std::size(kAnchors); ++i) {
     bool& first = kAnchors[i].decode ? first_decode : first_prefill;
-    const Workload workload = options.with_heads(anchor_workload(kAnchors[i]));
+    const Workload workload = options.adjusted(anchor_workload(kAnchors[i]));
     if (!options.selects(workload) || (options.quick && !first)) continue;
     first = false;
     selected.push_back({i, workload});
@@ -308,8 +308,14 @@ std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::strin
     for (const SelectedRow& selection : selected) {
       const Anchor& anchor = kAnchors[selection.anchor];
       BenchRow row;
-      // FlashMLA's figure is for the anchor's own head count: another h_q has none to compare.
-      if (selection.workload.h_q == anchor.h_q) row.anchor_us = anchor.flashmla_us;
+      // FlashMLA's figure is for the anchor's own head count and formats: a row run with
+      // others (--heads, --format) has none to compare.
+      const Workload own = anchor_workload(anchor);
+      const Workload& ran = selection.workload;
+      if (ran.h_q == own.h_q && ran.main.format == own.main.format &&
+          ran.extra.format == own.extra.format) {
+        row.anchor_us = anchor.flashmla_us;
+      }
       // A row's seed is its position, so a row has the same data whichever rows run with it.
       if (!run_row(selection.workload, reps, 2026 + selection.anchor, stream, timer, &row,
                    why_not)) {

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "smla/format.hpp"
+
 namespace smla::cli {
 
 namespace {
@@ -22,13 +24,21 @@ std::string check_text(const BenchRow& row) {
 
 }  // namespace
 
-Workload BenchOptions::with_heads(Workload workload) const {
+Workload BenchOptions::adjusted(Workload workload) const {
   if (heads > 0) workload.h_q = heads;
+  if (format) {
+    workload.main.format = *format;
+    workload.extra.format = *format;
+  }
   return workload;
 }
 
 bool BenchOptions::selects(const Workload& workload) const {
   if (rows != RowSelection::all && (rows == RowSelection::decode) != workload.decode) return false;
+  if (!format_supports_d_qk(workload.main.format, workload.d_qk) ||
+      (workload.has_extra() && !format_supports_d_qk(workload.extra.format, workload.d_qk))) {
+    return false;
+  }
   return match.empty() ||
          (workload.shape_text() + " " + workload.format_text()).find(match) != std::string::npos;
 }

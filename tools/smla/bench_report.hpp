@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,10 +22,12 @@ struct BenchOptions {
   bool json = false;
   std::string match;  // non-empty: only rows whose "shape format" text contains it
   int heads = 0;      // > 0: every row runs with this h_q instead of its own (--heads)
+  std::optional<KvFormat> format;  // every row's pools in this format (--format)
 
-  // `workload` with --heads applied: what a row runs and what --match sees.
-  Workload with_heads(Workload workload) const;
-  // Whether a row of `workload` runs: its kind per --rows, its text per --match.
+  // `workload` with --heads and --format applied: what a row runs and what --match sees.
+  Workload adjusted(Workload workload) const;
+  // Whether a row of (adjusted) `workload` runs: its kind per --rows, its text per --match,
+  // and pools whose format holds its d_qk (--format int8_ds_mla leaves out the d_qk 576 rows).
   bool selects(const Workload& workload) const;
 };
 

@@ -3,11 +3,14 @@
 // CPU reference on scaled-down DeepSeek workloads and says so.
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 #include "args.hpp"
 #include "bench_backends.hpp"
 #include "cli.hpp"
 #include "cuda_devices.hpp"
+#include "smla/format.hpp"
 
 namespace smla::cli {
 
@@ -15,8 +18,8 @@ namespace {
 
 const CommandSpec kSpec{
     "bench",
-    "smla bench [--rows prefill|decode|all] [--match TEXT] [--heads N] [--reps N] [--backend B]\n"
-    "                  [--quick]",
+    "smla bench [--rows prefill|decode|all] [--match TEXT] [--heads N] [--format F] [--reps N]\n"
+    "                  [--backend B] [--quick]",
     "Runs DeepSeek-V3.2 (d_qk 576, fp8_v32, 128 heads, top-k 2048) and V4 (d_qk 512, fp8_ds_mla,\n"
     "64 heads, sink, extra pool) shaped prefill and decode workloads. Each row is first checked\n"
     "against a float64 evaluation of SPEC section 1 on a sample of tokens with SPEC's tolerances;\n"
@@ -30,6 +33,9 @@ const CommandSpec kSpec{
      {"--heads", "N",
       "run every row with h_q = N (1..128) instead of its own; such a GPU row has no FlashMLA "
       "figure"},
+     {"--format", "F",
+      "run every row with its pools in format F (bf16, fp8_v32, fp8_ds_mla, int8_ds_mla), "
+      "leaving out the rows whose d_qk F cannot hold; such a GPU row has no FlashMLA figure"},
      {"--reps", "N", "timed repetitions, median reported (default: CPU 3, GPU 20)"},
      {"--backend", "B", "auto | cpu | portable | hopper (default auto; sets SMLA_BACKEND)"},
      {"--quick", nullptr, "fewer tokens on the CPU, the first row of each kind on the GPU"}},
@@ -67,6 +73,14 @@ int bench_command(const std::vector<std::string>& argv) {
   options.json = args.json();
   options.match = args.value("--match").value_or("");
   options.heads = static_cast<int>(args.integer("--heads", 0, 1, 128));
+  if (const std::optional<std::string> name = args.value("--format")) {
+    KvFormat format;
+    if (!parse_format(name->c_str(), &format)) {
+      throw usage_error("--format expects bf16, fp8_v32, fp8_ds_mla or int8_ds_mla, got '" +
+                        *name + "'");
+    }
+    options.format = format;
+  }
   if (options.backend != "auto" && options.backend != "cpu" && options.backend != "portable" &&
       options.backend != "hopper") {
     throw usage_error("--backend expects auto, cpu, portable or hopper, got '" + options.backend +
@@ -80,7 +94,7 @@ int bench_command(const std::vector<std::string>& argv) {
   const BenchReport report = run(options);
   if (report.rows.empty()) {
     throw usage_error("no " + std::string(report.gpu ? "GPU" : "CPU") +
-                      " bench row matches --rows and --match '" + options.match + "'");
+                      " bench row matches --rows, --format and --match '" + options.match + "'");
   }
   if (options.json) {
     std::printf("%s\n", report_json(report).str().c_str());
