@@ -228,6 +228,7 @@ class PairProducer {
 template <int D>
 class PairConsumer : OnlineSoftmaxRows {
   using C = PairConfig<D>;
+  static_assert(kHalfL == 0 && kHalfR == 1, "consumer c's half of d_v is half c");
 
  public:
   __device__ PairConsumer(const AttendParams& p, const PairShared<C>& s, int consumer)
