@@ -3,14 +3,13 @@
 // CPU reference on scaled-down DeepSeek workloads and says so.
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <string>
 
 #include "args.hpp"
 #include "bench_backends.hpp"
 #include "cli.hpp"
 #include "cuda_devices.hpp"
-#include "smla/format.hpp"
+#include "tensor_io.hpp"
 
 namespace smla::cli {
 
@@ -73,14 +72,7 @@ int bench_command(const std::vector<std::string>& argv) {
   options.json = args.json();
   options.match = args.value("--match").value_or("");
   options.heads = static_cast<int>(args.integer("--heads", 0, 1, 128));
-  if (const std::optional<std::string> name = args.value("--format")) {
-    KvFormat format;
-    if (!parse_format(name->c_str(), &format)) {
-      throw usage_error("--format expects bf16, fp8_v32, fp8_ds_mla or int8_ds_mla, got '" +
-                        *name + "'");
-    }
-    options.format = format;
-  }
+  if (args.value("--format")) options.format = format_option(args, "--format");
   if (options.backend != "auto" && options.backend != "cpu" && options.backend != "portable" &&
       options.backend != "hopper") {
     throw usage_error("--backend expects auto, cpu, portable or hopper, got '" + options.backend +
