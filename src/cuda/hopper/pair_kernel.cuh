@@ -235,7 +235,6 @@ class PairConsumer : OnlineSoftmaxRows {
       : p_(p),
         s_(s),
         c_(consumer),
-        other_(1 - consumer),
         warp_((static_cast<int>(threadIdx.x) % 128) / 32),
         lane_(threadIdx.x % 32),
         row0_((threadIdx.x % 128) / 32 * 16 + lane_ / 4) {
@@ -336,7 +335,7 @@ class PairConsumer : OnlineSoftmaxRows {
     moved = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      top_[h] = fmaxf(top_[h], s_.row_max[other_ * 64 + row0_ + 8 * h]);
+      top_[h] = fmaxf(top_[h], s_.row_max[other() * 64 + row0_ + 8 * h]);
       const float m = reference_max(top_[h]);
       moved |= m != m_own[h];
       scale[h] = m == m_own[h] ? 1.0f : ptx::ex2_approx(m_own[h] - m);
@@ -369,7 +368,7 @@ class PairConsumer : OnlineSoftmaxRows {
       err_[1][1] = err_other[1];
     }
     ptx::wgmma_fence();
-    accumulate_ss(p_tile(other_), other_);
+    accumulate_ss(p_tile(other()), other());
     ptx::wgmma_commit();
     if (fix0 || fix1) {
       ptx::wgmma_wait<0>();
@@ -387,7 +386,7 @@ class PairConsumer : OnlineSoftmaxRows {
       ptx::wgmma_commit();
       ptx::wgmma_wait<1>();
       ptx::wgmma_fence_operands(o_);
-      ptx::mbarrier_arrive(s_.free(other_, c_));
+      ptx::mbarrier_arrive(s_.free(other(), c_));
       ptx::mbarrier_wait(s_.ready(0, kHalfR), (pair_ + 1) & 1);
       issue_s_half(s, kHalfR, false);
       ptx::wgmma_commit();
@@ -397,7 +396,7 @@ class PairConsumer : OnlineSoftmaxRows {
     } else {
       ptx::wgmma_wait<0>();
       ptx::wgmma_fence_operands(o_);
-      ptx::mbarrier_arrive(s_.free(other_, c_));
+      ptx::mbarrier_arrive(s_.free(other(), c_));
     }
     ++pair_;
   }
@@ -443,7 +442,7 @@ class PairConsumer : OnlineSoftmaxRows {
   __device__ void read_v_bounds(float (&bound)[2]) const {
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      const int half = i == 0 ? c_ : other_;
+      const int half = i == 0 ? c_ : other();
       uint32_t bits = 0;
 #pragma unroll
       for (int w = 0; w < 4; ++w) bits = max(bits, s_.v_max[(c_ * 4 + w) * 2 + half]);
@@ -549,7 +548,7 @@ class PairConsumer : OnlineSoftmaxRows {
     ptx::named_barrier_sync(C::BAR_ID_FIXUP, C::CONSUMER_THREADS);
     if (others) {
       ptx::wgmma_fence();
-      accumulate_ss(p_tile(other_), other_);
+      accumulate_ss(p_tile(other()), other());
       ptx::wgmma_commit();
       ptx::wgmma_wait<0>();
       ptx::wgmma_fence_operands(o_);
@@ -600,10 +599,11 @@ class PairConsumer : OnlineSoftmaxRows {
     }
   }
 
+  __device__ int other() const { return 1 - c_; }  // the other consumer
+
   const AttendParams& p_;
   const PairShared<C>& s_;
   const int c_;      // this consumer: 0 or 1
-  const int other_;  // 1 - c_
   const int warp_;   // 0..3 within the consumer
   const int lane_;
   const int row0_;  // this thread's first accumulator row (head offset); the second is +8
