@@ -54,8 +54,8 @@ class DeviceGuard {
 enum class Path { portable, hopper };
 
 // SMLA_BACKEND (SPEC §6) as the CUDA side sees it, read per call (src/api has rejected unknown
-// values and `cpu` with CUDA arguments). Unset: the Hopper path when it covers the call and is
-// the faster one for it (hopper::preferred), the portable path otherwise. Forced: that path or
+// values and `cpu` with CUDA arguments). Unset: the Hopper path when it covers the call (it is
+// the faster one wherever measured), the portable path otherwise. Forced: that path or
 // an error saying why not, never the other path, since an A/B comparison must time the path
 // it names.
 Status choose_path(const AttendArgs& args, const DeviceInfo& info, const char* op, Path* path) {
@@ -73,7 +73,6 @@ Status choose_path(const AttendArgs& args, const DeviceInfo& info, const char* o
                       compiled_architectures() +
                       "\"; reconfigure with -DSMLA_CUDA_ARCHITECTURES including 90a)");
   }
-  if (!forced_hopper && !hopper::preferred(args)) return Status::success();
   const std::string why_not = hopper::why_not_covered(args, info);
   if (why_not.empty()) {
     *path = Path::hopper;

@@ -104,14 +104,6 @@ std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceIn
   return {};
 }
 
-bool preferred(const AttendArgs& args) {
-  // Any h_q: a padded 64-head tile costs what a full one does, yet at 1, 4, 8, 16 and 32 heads
-  // this path measured 1.1-4.6x faster than the portable one on every anchor shape (H200,
-  // docs/perf-notes.md), whose tiles shrink with h_q but whose gathers do not.
-  return args.kv.format == KvFormat::bf16 || args.kv.format == KvFormat::fp8_v32 ||
-         args.kv.format == KvFormat::fp8_ds_mla;
-}
-
 Status plan_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info, size_t* bytes) {
   const Schedule s = make_schedule(args, info);
   *bytes = s.strategy == kSplit ? static_cast<size_t>(plan_layout(args, s).bytes()) : 0;

@@ -3,10 +3,12 @@
 // same contract as src/cuda/portable/portable_attention.hpp. Arguments arrive validated by
 // src/api, with every pointer on `info.ordinal`'s device.
 //
-// The dispatcher asks `preferred` and `why_not_covered` first: the Hopper kernels exist only
-// in builds whose architecture list holds 90a (SMLA_HOPPER_PATH is then defined for libsmla),
-// run only on sm_90 devices, and cover the shapes `why_not_covered` accepts; everything else
-// goes to the portable path.
+// The dispatcher asks `why_not_covered` first: the Hopper kernels exist only in builds whose
+// architecture list holds 90a (SMLA_HOPPER_PATH is then defined for libsmla), run only on
+// sm_90 devices, and cover the shapes `why_not_covered` accepts; everything else goes to the
+// portable path. A covered call runs here by default: on the H200 this path measured faster
+// than the portable one on every anchor shape, in every format, at every head count tried
+// (docs/perf-notes.md).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -32,12 +34,6 @@ constexpr bool compiled() {
 // Empty when the Hopper kernels run this call on `info`'s device; otherwise why not (for
 // the error of a call that forces SMLA_BACKEND=hopper), e.g. "the device is sm_80".
 std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceInfo& info);
-
-// Whether SMLA_BACKEND unset should run a covered call here rather than on the portable path:
-// where the H200 measurements (docs/perf-notes.md) show this path faster: main pools of bf16,
-// fp8_v32 and fp8_ds_mla, any h_q. No benchmark row has an int8_ds_mla pool, so those calls
-// stay on the portable path unless SMLA_BACKEND=hopper.
-bool preferred(const AttendArgs& args);
 
 Status plan_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info, size_t* bytes);
 Status make_plan(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Plan* plan,
