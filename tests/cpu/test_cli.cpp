@@ -416,6 +416,28 @@ TEST_F(Cli, BenchHeadsRunsEveryRowWithThatHeadCount) {
   }
 }
 
+TEST_F(Cli, BenchSigmaSetsTheSpreadOfEveryRowsData) {
+  const CliResult plain = run_cli("bench --quick --backend cpu --json");
+  EXPECT_EQ(plain.exit_code, 0) << plain.out;
+  EXPECT_NE(plain.out.find("\"sigma\":0.1"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("sigma="), std::string::npos) << plain.out;
+
+  // N(0,1) data: every row says so in its shape (so --match and bench tables keep rows of
+  // different spreads apart) and still passes its float64 check.
+  const CliResult r = run_cli("bench --quick --backend cpu --sigma 1 --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"sigma\":1"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"sigma\":0.1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" sigma=1\""), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"check_passed\":false"), std::string::npos) << r.out;
+
+  for (const char* sigma : {"0", "-1", "9", "nan", "1x"}) {
+    const CliResult bad = run_cli(std::string("bench --backend cpu --sigma ") + sigma +
+                                  " --json 2>/dev/null");
+    EXPECT_EQ(bad.exit_code, 2) << sigma << ": " << bad.out;
+  }
+}
+
 TEST_F(Cli, BenchFormatRunsTheRowsItCanHoldInThatFormat) {
   // int8_ds_mla holds d_qk 512 only: the V4 rows run, every pool (extra too) in int8_ds_mla;
   // the V3.2 rows (d_qk 576) are left out.

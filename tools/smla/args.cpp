@@ -15,6 +15,12 @@ namespace {
 const OptionSpec kHelpOption{"--help", nullptr, "print this help and exit"};
 const OptionSpec kJsonOption{"--json", nullptr, "print one JSON object on stdout instead of text"};
 
+std::string number_text(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", value);
+  return buf;
+}
+
 }  // namespace
 
 Args::Args(const CommandSpec& spec, const std::vector<std::string>& argv) : spec_(spec) {
@@ -137,15 +143,28 @@ int64_t Args::required_integer(const char* name, int64_t min, int64_t max) const
   return parse_integer(name, required(name), min, max);
 }
 
-double Args::real(const char* name) const {
-  const std::string text = required(name);
+double Args::parse_real(const char* name, const std::string& text, double min,
+                        double max) const {
   errno = 0;
   char* end = nullptr;
   const double parsed = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(parsed)) {
-    throw usage_error(std::string(name) + " expects a finite number, got '" + text + "'");
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(parsed) ||
+      parsed < min || parsed > max) {
+    const bool bounded = std::isfinite(min) || std::isfinite(max);
+    throw usage_error(std::string(name) + " expects a finite number" +
+                      (bounded ? " in [" + number_text(min) + ", " + number_text(max) + "]" : "") +
+                      ", got '" + text + "'");
   }
   return parsed;
+}
+
+double Args::real(const char* name) const {
+  return parse_real(name, required(name), -INFINITY, INFINITY);
+}
+
+double Args::real(const char* name, double fallback, double min, double max) const {
+  std::optional<std::string> v = value(name);
+  return v ? parse_real(name, *v, min, max) : fallback;
 }
 
 }  // namespace smla::cli

@@ -45,11 +45,14 @@ class Args {
   int64_t integer(const char* name, int64_t fallback, int64_t min, int64_t max) const;
   int64_t required_integer(const char* name, int64_t min, int64_t max) const;
   double real(const char* name) const;  // required, finite
+  // Optional, finite and in [min, max].
+  double real(const char* name, double fallback, double min, double max) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:
   const OptionSpec* find(const std::string& name) const;
   int64_t parse_integer(const char* name, const std::string& text, int64_t min, int64_t max) const;
+  double parse_real(const char* name, const std::string& text, double min, double max) const;
 
   const CommandSpec& spec_;
   std::vector<std::pair<std::string, std::string>> values_;  // (option, value or "")

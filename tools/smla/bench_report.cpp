@@ -30,6 +30,7 @@ Workload BenchOptions::adjusted(Workload workload) const {
     workload.main.format = *format;
     workload.extra.format = *format;
   }
+  workload.sigma = sigma;
   return workload;
 }
 
@@ -101,7 +102,7 @@ JsonObject report_json(const BenchReport& report) {
     json.add("shape", w.shape_text()).add("format", w.format_text());
     json.add("tokens", w.tokens).add("h_q", w.h_q).add("d_qk", w.d_qk);
     json.add("topk", int64_t{w.main.topk}).add("extra_topk", int64_t{w.extra.topk});
-    json.add("s_kv", w.main.s_kv).add("sink", w.sink);
+    json.add("s_kv", w.main.s_kv).add("sink", w.sink).add("sigma", w.sigma);
     if (report.gpu) json.add("path", row.path);
     if (!row.not_covered.empty()) json.add("not_covered", row.not_covered);
     if (!row.error.empty()) json.add("error", row.error);

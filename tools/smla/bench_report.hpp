@@ -23,8 +23,10 @@ struct BenchOptions {
   std::string match;  // non-empty: only rows whose "shape format" text contains it
   int heads = 0;      // > 0: every row runs with this h_q instead of its own (--heads)
   std::optional<KvFormat> format;  // every row's pools in this format (--format)
+  double sigma = kBenchSigma;      // spread of the random q and kv (--sigma)
 
-  // `workload` with --heads and --format applied: what a row runs and what --match sees.
+  // `workload` with --heads, --format and --sigma applied: what a row runs and what --match
+  // sees.
   Workload adjusted(Workload workload) const;
   // Whether a row of (adjusted) `workload` runs: its kind per --rows, its text per --match,
   // and pools whose format holds its d_qk (--format int8_ds_mla leaves out the d_qk 576 rows).

@@ -16,9 +16,8 @@ namespace {
 
 // Rows generated and quantized per pool at most. Larger pools (the GPU decode anchors hold
 // up to ~5M tokens, 3 GB) repeat these blocks: the kernels gather by slot id and cannot
-// tell, every selected row is still a real N(0,1)/10 row, and the check reads the same bytes.
+// tell, every selected row is still a real N(0, sigma^2) row, and the check reads the same bytes.
 constexpr int64_t kDistinctRows = int64_t{1} << 16;
-constexpr double kSigma = 0.1;  // q and kv ~ N(0,1)/10 (BENCHMARKS.md)
 
 // splitmix64: small, fast, and good enough for test data; std::normal_distribution on
 // std::mt19937_64 is several times slower on the ~300M values of a prefill q.
@@ -64,7 +63,8 @@ std::vector<uint16_t> normal_bf16(int64_t count, double sigma, uint64_t seed) {
   return out;
 }
 
-HostPool make_pool(const PoolShape& shape, int d_qk, int64_t num_blocks, uint64_t seed) {
+HostPool make_pool(const PoolShape& shape, int d_qk, double sigma, int64_t num_blocks,
+                   uint64_t seed) {
   HostPool host;
   const int64_t block_bytes =
       KvPool::packed(shape.format, nullptr, num_blocks, shape.block_size, d_qk)
@@ -75,7 +75,7 @@ HostPool make_pool(const PoolShape& shape, int d_qk, int64_t num_blocks, uint64_
   const int64_t distinct_blocks =
       std::min(num_blocks, std::max<int64_t>(1, kDistinctRows / shape.block_size));
   const int64_t rows = distinct_blocks * shape.block_size;
-  std::vector<uint16_t> values = normal_bf16(rows * d_qk, kSigma, seed);
+  std::vector<uint16_t> values = normal_bf16(rows * d_qk, sigma, seed);
   const KvPool head =
       KvPool::packed(shape.format, host.bytes.data(), distinct_blocks, shape.block_size, d_qk);
   check_status(quantize(TensorView::contiguous(values.data(), DType::bf16, {rows, d_qk}), head),
@@ -114,7 +114,7 @@ HostPool prefill_pool(const Workload& w, const PoolShape& shape, uint64_t seed) 
     throw failure("bench: workload " + w.name + " selects more than s_kv");
   }
   const int64_t num_blocks = (shape.s_kv + shape.block_size - 1) / shape.block_size;
-  HostPool host = make_pool(shape, w.d_qk, num_blocks, seed);
+  HostPool host = make_pool(shape, w.d_qk, w.sigma, num_blocks, seed);
   Rng rng(seed + 1);
   std::vector<int32_t> perm(static_cast<size_t>(shape.s_kv));
   std::iota(perm.begin(), perm.end(), 0);
@@ -145,7 +145,7 @@ HostPool decode_pool(const Workload& w, const PoolShape& shape, uint64_t seed) {
   for (int64_t i = static_cast<int64_t>(page_of.size()) - 1; i > 0; --i) {
     std::swap(page_of[i], page_of[rng.below(i + 1)]);
   }
-  HostPool host = make_pool(shape, w.d_qk, first_page.back(), seed);
+  HostPool host = make_pool(shape, w.d_qk, w.sigma, first_page.back(), seed);
   host.indices.assign(static_cast<size_t>(w.tokens * shape.topk), -1);
   const int64_t tokens_per_request = w.tokens / w.batch;
   std::vector<int32_t> perm;
@@ -191,6 +191,7 @@ std::string Workload::shape_text() const {
   if (has_extra()) out << "+" << extra.topk;
   out << " s_kv=" << main.s_kv;
   if (sink) out << " sink";
+  if (sigma != kBenchSigma) out << " sigma=" << sigma;
   return out.str();
 }
 
@@ -234,7 +235,7 @@ HostProblem make_problem(const Workload& workload, uint64_t seed) {
   HostProblem problem;
   problem.workload = workload;
   problem.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(workload.d_qk)));
-  problem.q = normal_bf16(workload.tokens * workload.h_q * workload.d_qk, kSigma, seed);
+  problem.q = normal_bf16(workload.tokens * workload.h_q * workload.d_qk, workload.sigma, seed);
   if (workload.sink) {
     Rng rng(seed + 7);
     problem.sink.resize(static_cast<size_t>(workload.h_q));
