@@ -7,16 +7,8 @@
 # Usage: test_bench_table.sh BENCH_TABLE
 set -u
 table=$1
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-failures=0
-expect() {  # expect DESCRIPTION PATTERN TEXT: TEXT has a line matching the ERE PATTERN
-  if ! grep -Eq -- "$2" <<<"$3"; then
-    echo "FAIL: $1: no line matches '$2' in:"
-    echo "$3"
-    failures=$((failures + 1))
-  fi
-}
+# shellcheck source=checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 header='workload shape format path time us tokens/s TFLOP/s GB/s %gemm %copy FlashMLA us ratio  check'
 cat >"$dir/a.log" <<EOF
@@ -43,11 +35,7 @@ expect "a row the path does not cover, missing from the second log" '^decode b=6
 # 0.50 and 2.00 in the first log; 1.00 alone in the second (its FAIL row does not count).
 expect "geometric means" '^geometric mean of the ratios +1\.000 \(2 rows\) +1\.000 \(1 rows\)' "$out"
 
-"$table" new="$dir/missing.log" >/dev/null 2>&1
-rc=$?
-[ $rc -eq 2 ] || { echo "FAIL: an unreadable log exits $rc, not 2"; failures=$((failures + 1)); }
-"$table" >/dev/null 2>&1
-rc=$?
-[ $rc -eq 2 ] || { echo "FAIL: no arguments exit $rc, not 2"; failures=$((failures + 1)); }
+expect_exit "an unreadable log" 2 "$table" new="$dir/missing.log"
+expect_exit "no arguments" 2 "$table"
 
-[ $failures -eq 0 ] && echo "PASS: bench-table" || exit 1
+[ "$failures" -eq 0 ] && echo "PASS: bench-table" || exit 1
