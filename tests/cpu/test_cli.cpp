@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -158,6 +159,14 @@ class Cli : public ::testing::Test {
   size_t file_count() const {
     const CliResult ls = run_cli_shell("ls -A '" + dir_ + "' | wc -l");
     return std::stoul(ls.out);
+  }
+  // `smla bench --backend cpu OPTION VALUE` is a usage error (exit 2) for every value.
+  static void expect_bench_rejects(const char* option, std::initializer_list<const char*> values) {
+    for (const char* value : values) {
+      const CliResult bad = run_cli(std::string("bench --backend cpu ") + option + " " + value +
+                                    " --json 2>/dev/null");
+      EXPECT_EQ(bad.exit_code, 2) << option << " " << value << ": " << bad.out;
+    }
   }
   static CliResult run_cli_shell(const std::string& command) {
     CliResult result;
@@ -409,11 +418,7 @@ TEST_F(Cli, BenchHeadsRunsEveryRowWithThatHeadCount) {
   EXPECT_EQ(r.out.find("\"h_q\":64"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\"check_passed\":false"), std::string::npos) << r.out;
 
-  for (const char* heads : {"0", "129", "x"}) {
-    const CliResult bad = run_cli(std::string("bench --backend cpu --heads ") + heads +
-                                  " --json 2>/dev/null");
-    EXPECT_EQ(bad.exit_code, 2) << heads << ": " << bad.out;
-  }
+  expect_bench_rejects("--heads", {"0", "129", "x"});
 }
 
 TEST_F(Cli, BenchSigmaSetsTheSpreadOfEveryRowsData) {
@@ -431,11 +436,7 @@ TEST_F(Cli, BenchSigmaSetsTheSpreadOfEveryRowsData) {
   EXPECT_NE(r.out.find(" sigma=1\""), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\"check_passed\":false"), std::string::npos) << r.out;
 
-  for (const char* sigma : {"0", "-1", "9", "nan", "1x"}) {
-    const CliResult bad = run_cli(std::string("bench --backend cpu --sigma ") + sigma +
-                                  " --json 2>/dev/null");
-    EXPECT_EQ(bad.exit_code, 2) << sigma << ": " << bad.out;
-  }
+  expect_bench_rejects("--sigma", {"0", "-1", "9", "nan", "1x"});
 }
 
 TEST_F(Cli, BenchFormatRunsTheRowsItCanHoldInThatFormat) {
