@@ -92,5 +92,41 @@ TEST(HopperPRounding, SkippedStepsStayWithinTheBudget) {
   EXPECT_GT(skipped, 100);  // the budget does let typical steps skip the second product
 }
 
+// The producer's bound from scales (scale_bound_bits) covers every dequantized value
+// bf16(code * s) of SPEC §2: every e4m3 code (448 at most) and every int8 value (128 at most),
+// under f32 scales of every exponent (with random mantissas), every UE8M0 scale, and
+// negative scales; an infinite or NaN scale gives +inf.
+TEST(HopperPRounding, ScaleBoundCoversEveryDequantizedValue) {
+  std::vector<float> scales;
+  test::Rng rng(777);
+  for (int e = -149; e <= 127; ++e) {
+    scales.push_back(std::ldexp(1.0f, e));
+    scales.push_back(-std::ldexp(static_cast<float>(rng.uniform(1.0, 2.0)), e));
+  }
+  for (int b = 0; b < 255; ++b) scales.push_back(fmt::ue8m0_to_float(static_cast<uint8_t>(b)));
+  int checked = 0;
+  for (const float s : scales) {
+    const float e4m3_bound =
+        fmt::float_from_bits(scale_bound_bits(fmt::float_bits(std::fabs(s)), 448.0f));
+    const float int8_bound =
+        fmt::float_from_bits(scale_bound_bits(fmt::float_bits(std::fabs(s)), 128.0f));
+    for (int code = 0; code < 256; ++code) {
+      const float v = fmt::bf16_to_float(
+          fmt::dequantized_bf16(fmt::e4m3_to_float(static_cast<uint8_t>(code)) * s));
+      if (std::isfinite(v)) {
+        ASSERT_LE(std::fabs(v), e4m3_bound) << "e4m3 code " << code << " scale " << s;
+        ++checked;
+      }
+      const float w = fmt::bf16_to_float(
+          fmt::dequantized_bf16(static_cast<float>(static_cast<int8_t>(code)) * s));
+      if (std::isfinite(w)) ASSERT_LE(std::fabs(w), int8_bound) << "int8 " << code << " " << s;
+    }
+  }
+  EXPECT_GT(checked, 100000);
+  EXPECT_EQ(scale_bound_bits(fmt::kF32InfBits, 448.0f), fmt::kF32InfBits);
+  EXPECT_EQ(scale_bound_bits(fmt::kF32QuietNanBits, 448.0f), fmt::kF32InfBits);
+  EXPECT_EQ(fmt::float_from_bits(scale_bound_bits(0, 448.0f)), 0x1p-126f);  // invalid rows
+}
+
 }  // namespace
 }  // namespace smla::hopper

@@ -56,7 +56,11 @@ struct HopperConfig {
   static constexpr int VALID_OFF = ROWSUM_OFF + CONSUMERS * HT * 4;   // [STAGES][BN] u8
   static constexpr int RESIDUAL_FLAGS_OFF = VALID_OFF + STAGES * BN;  // [CONSUMER_WARPS] u32
   static constexpr int V_MAX_OFF = RESIDUAL_FLAGS_OFF + CONSUMER_WARPS * 4;  // [..][2] u32
-  static constexpr int TILE_SINK_OFF = V_MAX_OFF + CONSUMER_WARPS * 2 * 4;  // [HT] f32
+  static constexpr int PRODUCER_WARPS = 4;
+  // Per stage and producer warp, the |V| bound of the quantized groups per d_v half
+  // (p_rounding.hpp scale_bound_bits), f32 bits.
+  static constexpr int SCALE_BOUND_OFF = V_MAX_OFF + CONSUMER_WARPS * 2 * 4;  // [..][..][2] u32
+  static constexpr int TILE_SINK_OFF = SCALE_BOUND_OFF + STAGES * PRODUCER_WARPS * 2 * 4;  // [HT]
   static constexpr int BAR_OFF = TILE_SINK_OFF + HT * 4;  // mbarriers, below
   static constexpr int BAR_FULL = 0;                // [STAGES] producer -> consumers
   static constexpr int BAR_EMPTY = STAGES;          // [STAGES] consumers -> producer

@@ -15,10 +15,12 @@
 //     exchange row maxima through shared memory (online softmax in the exp2 domain), write P
 //     as bf16 into a shared tile, and each accumulates O[:, 256c : 256c + 256] += P·V with
 //     wgmma (V is the K tile read MN-major: no transposed copy), the next step's S queued
-//     behind that product before they wait for it. While S runs, the consumers
-//     scan V for its largest magnitude per d_v half; with P's actual bf16 rounding that bounds
-//     what rounding P costs out, and a step that would take the bound past its budget also
-//     adds (P - bf16(P))·V (p_rounding.hpp).
+//     behind that product before they wait for it. A bound on |V| per d_v half comes from
+//     the producer for the groups it dequantizes (their scales: scale_bound_bits, published
+//     with the stage) and, for what a format copies as bf16, from the consumers' scan of the
+//     stage while S runs; with P's actual bf16 rounding it bounds what rounding P costs out,
+//     and a step that would take the bound past its budget also adds (P - bf16(P))·V
+//     (p_rounding.hpp).
 // One-pass mode writes the final bf16 out / lse / max_logits; split mode (a plan is given)
 // writes f32 partials per segment for the portable combine kernel. The results are a pure
 // function of the inputs and the plan: every sum runs in a fixed order.
@@ -60,6 +62,7 @@ struct SharedState {
         valid(base + C::VALID_OFF),
         needs_residual(reinterpret_cast<uint32_t*>(base + C::RESIDUAL_FLAGS_OFF)),
         v_max(reinterpret_cast<uint32_t*>(base + C::V_MAX_OFF)),
+        scale_bound(reinterpret_cast<uint32_t*>(base + C::SCALE_BOUND_OFF)),
         tile_sink(reinterpret_cast<float*>(base + C::TILE_SINK_OFF)),
         bars(reinterpret_cast<uint64_t*>(base + C::BAR_OFF)) {}
 
@@ -77,6 +80,7 @@ struct SharedState {
   uint8_t* valid;       // [STAGES][BN]
   uint32_t* needs_residual;  // [CONSUMER_WARPS]: per consumer warp, "the step needs the residual"
   uint32_t* v_max;      // [CONSUMER_WARPS][2]: per consumer warp, |V| bits seen per d_v half
+  uint32_t* scale_bound;  // [STAGES][PRODUCER_WARPS][2]: the quantized groups' |V| bound, f32 bits
   float* tile_sink;     // [HT]: the head tile's sinks (stage_tile_sinks)
   uint64_t* bars;
 };
@@ -226,9 +230,20 @@ class Producer {
       RowPieces<Rows> pieces[kRounds];
 #pragma unroll
       for (int k = 0; k < kRounds; ++k) load_row<Rows>(addr[k], valid[k], pieces[k]);
+      uint32_t scale_bits[2] = {0, 0};  // the largest |scale| of this lane's rows per d_v half
 #pragma unroll
-      for (int k = 0; k < kRounds; ++k) store_row<Rows>(pieces[k], tile, row_of(k));
+      for (int k = 0; k < kRounds; ++k) {
+        store_row<Rows>(pieces[k], tile, row_of(k));
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          scale_bits[h] = max(scale_bits[h], Rows::half_scale_bits(pieces[k].scales, h));
+        }
+      }
       ptx::fence_proxy_async_shared();
+      publish_scale_bound(stage, scale_bits, Rows::kMaxCode);
+    } else {
+      const uint32_t none[2] = {0, 0};  // every value of V is copied, and scanned
+      publish_scale_bound(stage, none, 0.0f);
     }
     // The stage completes when this thread's copies have landed (and every producer thread
     // has arrived, its valid flags and dequantized groups written); the consumers fence the
@@ -236,6 +251,20 @@ class Producer {
     ptx::cp_async_mbarrier_arrive(s_.full(stage));
     ptx::mbarrier_arrive(s_.full(stage));
     ++step_;
+  }
+
+  // The |V| bound of the quantized groups of this warp's rows per d_v half (scale_bound_bits),
+  // for the consumers' P-rounding budget: they scan only what is copied as bf16.
+  __device__ void publish_scale_bound(int stage, const uint32_t (&scale_bits)[2],
+                                      float max_code) const {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const uint32_t bits = __reduce_max_sync(0xffffffffu, scale_bits[h]);
+      if (lane_ == 0) {
+        s_.scale_bound[(stage * C::PRODUCER_WARPS + warp_) * 2 + h] =
+            scale_bound_bits(bits, max_code);
+      }
+    }
   }
 
   // cp.async of this lane's share of the pieces of tile row `row` that the format stores as
@@ -292,6 +321,9 @@ class Producer {
 template <class MainRows, class ExtraRows>
 class Consumer : OnlineSoftmaxRows {
   using C = HopperConfig<MainRows, ExtraRows>;
+  // The d blocks of V that the consumers scan: those either pool copies as bf16. The quantized
+  // groups' bound comes from the producer (scale_bound).
+  static constexpr uint32_t kScannedVBlocks = MainRows::kCopiedVBlocks | ExtraRows::kCopiedVBlocks;
 
  public:
   __device__ Consumer(const AttendParams& p, const SharedState<C>& s)
@@ -366,6 +398,7 @@ class Consumer : OnlineSoftmaxRows {
 
   // The |V| scan of step step_'s stage, published per warp for both consumers' bound.
   __device__ void scan_v() {
+    if constexpr (kScannedVBlocks == 0) return;
     uint32_t v_bits[2];
     v_magnitudes(s_.stage(step_ % C::STAGES), v_bits);
 #pragma unroll
@@ -392,13 +425,20 @@ class Consumer : OnlineSoftmaxRows {
       if (lane_ % 4 == 0) s_.row_max[wg_ * C::HT + row0_ + 8 * h] = mx[h];
     }
     ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
-    float v_bound[2];  // |V| bound of each d_v half of the step
+    float v_bound[2];  // |V| bound of each d_v half of the step: scanned and quantized parts
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
       uint32_t bits = 0;
+      if constexpr (kScannedVBlocks != 0) {
 #pragma unroll
-      for (int w = 0; w < C::CONSUMER_WARPS; ++w) bits = max(bits, s_.v_max[2 * w + c]);
-      v_bound[c] = v_magnitude_bound(bits);
+        for (int w = 0; w < C::CONSUMER_WARPS; ++w) bits = max(bits, s_.v_max[2 * w + c]);
+      }
+      uint32_t scale_bits = 0;
+#pragma unroll
+      for (int w = 0; w < C::PRODUCER_WARPS; ++w) {
+        scale_bits = max(scale_bits, s_.scale_bound[(stage * C::PRODUCER_WARPS + w) * 2 + c]);
+      }
+      v_bound[c] = fmaxf(v_magnitude_bound(bits), fmt::float_from_bits(scale_bits));
     }
     float alpha[2];
     bool moved = false;  // some row of this thread moved its maximum: O needs rescaling
@@ -492,13 +532,26 @@ class Consumer : OnlineSoftmaxRows {
   // bits (a NaN above every number): consecutive 16-byte chunks across the consumer threads
   // (no bank conflicts; V is the first V_BYTES of the tile, unswizzled order does not
   // matter), the first half of a thread's chunks in d_v blocks 0..3, the rest in 4..7.
+  // Only the d blocks in kScannedVBlocks, each in two chunks per thread, when not all are.
   __device__ void v_magnitudes(const uint8_t* tile, uint32_t (&bits)[2]) const {
     const int t = static_cast<int>(threadIdx.x) - 128;
-    constexpr int kHalf = C::V_SCAN_CHUNKS / 2;
+    if constexpr (kScannedVBlocks == 0xFF) {
+      constexpr int kHalf = C::V_SCAN_CHUNKS / 2;
 #pragma unroll
-    for (int c = 0; c < 2; ++c) {
-      bits[c] = max_abs_bf16_bits<kHalf, C::CONSUMER_THREADS>(
-          tile + 16 * (t + C::CONSUMER_THREADS * kHalf * c));
+      for (int c = 0; c < 2; ++c) {
+        bits[c] = max_abs_bf16_bits<kHalf, C::CONSUMER_THREADS>(
+            tile + 16 * (t + C::CONSUMER_THREADS * kHalf * c));
+      }
+    } else {
+      constexpr int kChunksPerBlock = C::BLOCK_BYTES / 16 / C::CONSUMER_THREADS;
+      bits[0] = bits[1] = 0;
+#pragma unroll
+      for (int b = 0; b < 8; ++b) {
+        if ((kScannedVBlocks >> b) & 1u) {
+          bits[b / 4] = max(bits[b / 4], max_abs_bf16_bits<kChunksPerBlock, C::CONSUMER_THREADS>(
+                                             tile + b * C::BLOCK_BYTES + 16 * t));
+        }
+      }
     }
   }
 

@@ -34,6 +34,21 @@ SMLA_HD constexpr float v_magnitude_bound(uint32_t magnitude_bits) {
                                    : fmt::bf16_to_float(static_cast<uint16_t>(magnitude_bits));
 }
 
+// A bound on |V| over quantized groups from their scales alone, without reading the values:
+// a group's dequantized values bf16(code * s) (SPEC §2) have magnitudes of at most max_code |s|
+// rounded to bf16, below max_code |s| (1 + 2^-8); the factor 1 + 2^-7 also covers the f32
+// rounding of the products on both sides, and 2^-126 the absolute rounding of subnormal
+// products, where a relative margin does not hold. `abs_scale_bits` is the largest |s| as f32
+// bits (a NaN's above +inf's); the result is the bound's f32 bits, +inf's for an infinite or NaN
+// scale (the step then takes the residual product). The Hopper producer publishes it for the
+// groups it dequantizes, so that the consumers scan only what is copied as bf16.
+SMLA_HD constexpr uint32_t scale_bound_bits(uint32_t abs_scale_bits, float max_code) {
+  if (abs_scale_bits >= fmt::kF32InfBits) return fmt::kF32InfBits;
+  const float bound = fmt::float_from_bits(abs_scale_bits) * (max_code * (1.0f + 0x1p-7f)) +
+                      0x1p-126f;
+  return fmt::float_bits(bound);
+}
+
 // Whether a thread's running rounding sum `total` (this step's included) stays within the
 // budget of its share `l` of the softmax sum; false for a NaN or an infinite total.
 SMLA_HD constexpr bool within_rounding_budget(float total, float l) {
