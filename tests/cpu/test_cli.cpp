@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -396,6 +397,25 @@ TEST_F(Cli, QuickCpuBenchPassesItsCheck) {
     EXPECT_NE(r.out.find(std::string("\"workload\":\"") + workload + "\""), std::string::npos)
         << workload;
   }
+}
+
+// Each row says how long its data, its check and its timed runs took on the host, and the
+// text report sums them: what a device session plans its bench runs by.
+TEST_F(Cli, BenchReportsTheHostTimeOfEachPhase) {
+  const CliResult r = run_cli("bench --quick --backend cpu --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::regex phase("\"(setup|check|timing)_s\":([-0-9.e+]+)");
+  int phases = 0;
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), phase);
+       it != std::sregex_iterator(); ++it) {
+    ++phases;
+    EXPECT_GT(std::stod((*it)[2].str()), 0.0) << (*it)[0].str();
+  }
+  EXPECT_EQ(phases, 3 * 4) << r.out;  // three phases of each of the four rows
+
+  const CliResult text = run_cli("bench --quick --backend cpu --match d_qk=512");
+  EXPECT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("host wall time: data and warm-up "), std::string::npos) << text.out;
 }
 
 TEST_F(Cli, BenchMatchRunsOnlyTheRowsThatContainItsText) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/bench-table on two hand-written `smla bench` logs: rows joined by shape across the
 # logs, "-" for a row one log lacks, FAIL and "not run" instead of a ratio, the geometric
-# mean over the passing rows only, and exit code 2 for a bad argument. Run by ctest
+# mean over the passing rows only, the host seconds line, and exit code 2 for a bad argument. Run by ctest
 # (tests/CMakeLists.txt).
 #
 # Usage: test_bench_table.sh BENCH_TABLE
@@ -18,6 +18,7 @@ $header
 prefill  T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192  bf16/64  hopper  7000.0  1.0  350.0  193  44%  5%  3500.0  0.50  pass (8 tokens x 128 heads vs float64: max |out err| 3.55e-05)
 decode   b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink  fp8_v32/64  hopper  10.0  1.0  1.0  1  5%  3%  20.0  2.00  pass (4 tokens)
 decode   b=64 s_q=2 h_q=40 d_qk=576 topk=2048 s_kv=32768 sink  fp8_v32/64  hopper  -  -  -  -  -  -  185.6  -  not run: the Hopper path does not cover h_q=40
+host wall time: data and warm-up 31.5 s, checks 4.2 s, timed runs 1.7 s
 EOF
 cat >"$dir/b.log" <<EOF
 $header
@@ -34,6 +35,8 @@ expect "a failed check" '^decode b=2 .* +2\.00 \(10\.0\) +FAIL *$' "$out"
 expect "a row the path does not cover, missing from the second log" '^decode b=64 .*h_q=40.* +not run +- *$' "$out"
 # 0.50 and 2.00 in the first log; 1.00 alone in the second (its FAIL row does not count).
 expect "geometric means" '^geometric mean of the ratios +1\.000 \(2 rows\) +1\.000 \(1 rows\)' "$out"
+# The second log predates the host-time line.
+expect "host seconds" '^host s: data / checks / timed runs +31\.5 / 4\.2 / 1\.7 +- *$' "$out"
 
 expect_exit "an unreadable log" 2 "$table" new="$dir/missing.log"
 expect_exit "no arguments" 2 "$table"

@@ -4,11 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <thread>
 #include <unordered_map>
 
 #include "bf16.hpp"
 #include "cli.hpp"
+#include "parallel.hpp"
 #include "smla/ops.hpp"
 
 namespace smla::cli {
@@ -129,17 +129,9 @@ CheckResult check_against_float64(const HostProblem& problem, const SampledOutpu
     const SelectedRows rows(problem, got.tokens[s]);
     // Heads are independent: spread them over the host's cores (a decode row with top-k
     // 16384 is ~2 GFLOP of float64 per token).
-    const int workers =
-        static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 64));
-    std::vector<std::thread> threads;
-    for (int k = 0; k < workers; ++k) {
-      threads.emplace_back([&, k] {
-        for (int h = k; h < w.h_q; h += workers) {
-          expected[s * w.h_q + h] = evaluate(problem, rows, got.tokens[s], h);
-        }
-      });
-    }
-    for (std::thread& t : threads) t.join();
+    parallel_for(w.h_q, [&](int64_t h) {
+      expected[s * w.h_q + h] = evaluate(problem, rows, got.tokens[s], static_cast<int>(h));
+    });
   }
 
   CheckResult result;

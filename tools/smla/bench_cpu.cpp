@@ -1,11 +1,11 @@
 // The CPU half of `smla bench`: DeepSeek-V3.2 and V4 shapes at full width (heads, top-k,
 // formats, page sizes as in production), scaled down only in the number of query tokens.
 #include <algorithm>
-#include <chrono>
 
 #include "bench_backends.hpp"
 #include "cli.hpp"
 #include "smla/ops.hpp"
+#include "stopwatch.hpp"
 
 namespace smla::cli {
 
@@ -53,17 +53,18 @@ std::vector<CpuWorkload> cpu_workloads() {
 }
 
 double seconds_of(const AttendArgs& args, std::vector<unsigned char>& workspace) {
-  const auto start = std::chrono::steady_clock::now();
+  Stopwatch call;
   const Status status =
       attend(args, {workspace.empty() ? nullptr : workspace.data(), workspace.size()});
-  const auto stop = std::chrono::steady_clock::now();
+  const double seconds = call.lap();
   check_status(status, "bench: attend");
-  return std::chrono::duration<double>(stop - start).count();
+  return seconds;
 }
 
 BenchRow run_row(const Workload& workload, int reps, uint64_t seed) {
   BenchRow row;
   row.workload = workload;
+  Stopwatch wall;
   const HostProblem problem = make_problem(workload, seed);
   const int64_t outputs = workload.tokens * workload.h_q;
   SampledOutputs got;
@@ -81,11 +82,13 @@ BenchRow run_row(const Workload& workload, int reps, uint64_t seed) {
   if (status.ok()) {
     status = attend(args, {workspace_bytes ? workspace.data() : nullptr, workspace_bytes});
   }
+  row.setup_wall_s = wall.lap();
   if (!status.ok()) {
     row.error = status.message() + " [" + status_code_name(status.code()) + "]";
     return row;
   }
   row.check = check_against_float64(problem, got);
+  row.check_wall_s = wall.lap();
   if (!row.check.passed) return row;
 
   // The first call above was the warm-up; each timed call rewrites the checked outputs, and
@@ -95,6 +98,7 @@ BenchRow run_row(const Workload& workload, int reps, uint64_t seed) {
   std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
   row.reps = reps;
   row.seconds = times[reps / 2];
+  row.timing_wall_s = wall.lap();
   if (workload.decode) row.bytes = problem.bytes_moved();
   return row;
 }

@@ -20,6 +20,7 @@
 #include "cli.hpp"
 #include "cuda_devices.hpp"
 #include "smla/ops.hpp"
+#include "stopwatch.hpp"
 
 namespace smla::cli {
 
@@ -44,8 +45,9 @@ class DeviceBuffer {
   explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
     if (bytes > 0) cuda_check(cudaMalloc(&ptr_, bytes), "cudaMalloc");
   }
-  template <class T>
-  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size() * sizeof(T)) {
+  template <class T, class Allocator>
+  explicit DeviceBuffer(const std::vector<T, Allocator>& host)
+      : DeviceBuffer(host.size() * sizeof(T)) {
     if (bytes_ > 0) {
       cuda_check(cudaMemcpy(ptr_, host.data(), bytes_, cudaMemcpyHostToDevice), "upload");
     }
@@ -183,6 +185,7 @@ std::string describe(const Status& status) {
 bool run_row(const Workload& workload, int reps, uint64_t seed, cudaStream_t stream, Timer& timer,
              BenchRow* row, std::string* why_not) {
   row->workload = workload;
+  Stopwatch wall;
   const HostProblem problem = make_problem(workload, seed);
   const int64_t outputs = workload.tokens * workload.h_q;
   DeviceBuffer q(problem.q), sink(problem.sink);
@@ -214,6 +217,7 @@ bool run_row(const Workload& workload, int reps, uint64_t seed, cudaStream_t str
     status = attend(args, {workspace.get(), workspace_bytes}, stream, &plan);
   }
   if (status.ok()) status = synchronize(stream);
+  row->setup_wall_s = wall.lap();
   if (!status.ok()) {
     if (forced_path_declined(status)) {
       row->not_covered = status.message();
@@ -250,6 +254,7 @@ bool run_row(const Workload& workload, int reps, uint64_t seed, cudaStream_t str
                "copying max_logits back");
   }
   row->check = check_against_float64(problem, got);
+  row->check_wall_s = wall.lap();
   if (!row->check.passed) return true;
 
   Status timed_status;
@@ -257,6 +262,7 @@ bool run_row(const Workload& workload, int reps, uint64_t seed, cudaStream_t str
     const Status s = attend(args, {workspace.get(), workspace_bytes}, stream, &plan);
     if (!s.ok()) timed_status = s;
   });
+  row->timing_wall_s = wall.lap();
   if (!timed_status.ok()) {
     row->error = describe(timed_status);
     row->seconds = kNotMeasured;

@@ -91,6 +91,14 @@ void print_report(const BenchReport& report) {
     }
     std::printf("  %s\n", check_text(row).c_str());
   }
+  double setup = 0, check = 0, timing = 0;
+  for (const BenchRow& row : report.rows) {
+    setup += row.setup_wall_s;
+    check += row.check_wall_s;
+    timing += row.timing_wall_s;
+  }
+  std::printf("host wall time: data and warm-up %.1f s, checks %.1f s, timed runs %.1f s\n", setup,
+              check, timing);
 }
 
 JsonObject report_json(const BenchReport& report) {
@@ -116,6 +124,8 @@ JsonObject report_json(const BenchReport& report) {
     json.add("gbps", t ? row.gbps() : kNotMeasured);
     json.add("flashmla_us", row.anchor_us);
     json.add("ratio", t ? row.anchor_us / (row.seconds * 1e6) : kNotMeasured);
+    json.add("setup_s", row.setup_wall_s).add("check_s", row.check_wall_s);
+    json.add("timing_s", row.timing_wall_s);
     rows.push_back(json);
   }
   JsonObject out;

@@ -45,6 +45,11 @@ struct BenchRow {
   double seconds = kNotMeasured;    // median over reps; set only when the check passed
   double bytes = kNotMeasured;      // decode rows: BENCHMARKS.md byte count
   double anchor_us = kNotMeasured;  // FlashMLA on an H200, for GPU anchor rows
+  // Host wall seconds of the row's phases, to plan runs by: making its data (and on the GPU
+  // uploading it, the plan and the warm-up calls), the check, the timed repetitions.
+  double setup_wall_s = 0;
+  double check_wall_s = 0;
+  double timing_wall_s = 0;
 
   bool timed() const { return !std::isnan(seconds); }
   double tflops() const { return workload.flops() / seconds * 1e-12; }

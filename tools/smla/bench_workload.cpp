@@ -5,10 +5,9 @@
 #include <cstring>
 #include <numeric>
 #include <sstream>
-#include <thread>
-
 #include "bf16.hpp"
 #include "cli.hpp"
+#include "parallel.hpp"
 
 namespace smla::cli {
 
@@ -46,20 +45,12 @@ class Rng {
 std::vector<uint16_t> normal_bf16(int64_t count, double sigma, uint64_t seed) {
   constexpr int64_t kChunk = int64_t{1} << 20;
   std::vector<uint16_t> out(static_cast<size_t>(count));
-  const int64_t chunks = (count + kChunk - 1) / kChunk;
-  const int64_t workers = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, chunks);
-  std::vector<std::thread> threads;
-  for (int64_t w = 0; w < workers; ++w) {
-    threads.emplace_back([&, w] {
-      for (int64_t c = w; c < chunks; c += workers) {
-        Rng rng(seed * 0x100000001b3ull + static_cast<uint64_t>(c));
-        for (int64_t i = c * kChunk; i < std::min(count, (c + 1) * kChunk); ++i) {
-          out[i] = bf16_from_float(static_cast<float>(sigma * rng.normal()));
-        }
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  parallel_for((count + kChunk - 1) / kChunk, [&](int64_t c) {
+    Rng rng(seed * 0x100000001b3ull + static_cast<uint64_t>(c));
+    for (int64_t i = c * kChunk; i < std::min(count, (c + 1) * kChunk); ++i) {
+      out[i] = bf16_from_float(static_cast<float>(sigma * rng.normal()));
+    }
+  });
   return out;
 }
 
@@ -69,21 +60,29 @@ HostPool make_pool(const PoolShape& shape, int d_qk, double sigma, int64_t num_b
   const int64_t block_bytes =
       KvPool::packed(shape.format, nullptr, num_blocks, shape.block_size, d_qk)
           .packed_block_bytes(d_qk);
-  host.bytes.assign(static_cast<size_t>(num_blocks * block_bytes), 0);
+  // Every byte is written once: the distinct blocks zeroed (bytes quantize leaves, such as
+  // padding, are then defined) and quantized, the rest copied from them by all cores.
+  host.bytes.resize(static_cast<size_t>(num_blocks * block_bytes));
   host.pool = KvPool::packed(shape.format, host.bytes.data(), num_blocks, shape.block_size, d_qk);
 
   const int64_t distinct_blocks =
       std::min(num_blocks, std::max<int64_t>(1, kDistinctRows / shape.block_size));
   const int64_t rows = distinct_blocks * shape.block_size;
   std::vector<uint16_t> values = normal_bf16(rows * d_qk, sigma, seed);
+  std::memset(host.bytes.data(), 0, static_cast<size_t>(distinct_blocks * block_bytes));
   const KvPool head =
       KvPool::packed(shape.format, host.bytes.data(), distinct_blocks, shape.block_size, d_qk);
   check_status(quantize(TensorView::contiguous(values.data(), DType::bf16, {rows, d_qk}), head),
                "bench: quantizing the KV pool");
-  for (int64_t b = distinct_blocks; b < num_blocks; ++b) {
-    std::memcpy(host.bytes.data() + b * block_bytes,
-                host.bytes.data() + (b % distinct_blocks) * block_bytes, block_bytes);
-  }
+  constexpr int64_t kBlocksPerCopy = 64;  // megabytes per item: each core writes its own pages
+  const int64_t copies = num_blocks - distinct_blocks;
+  parallel_for((copies + kBlocksPerCopy - 1) / kBlocksPerCopy, [&](int64_t c) {
+    for (int64_t i = c * kBlocksPerCopy; i < std::min(copies, (c + 1) * kBlocksPerCopy); ++i) {
+      const int64_t b = distinct_blocks + i;
+      std::memcpy(host.bytes.data() + b * block_bytes,
+                  host.bytes.data() + (b % distinct_blocks) * block_bytes, block_bytes);
+    }
+  });
   return host;
 }
 

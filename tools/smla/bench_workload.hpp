@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "smla/format.hpp"
@@ -43,6 +45,24 @@ struct Workload {
   std::string format_text() const;  // "fp8_v32/64" or "fp8_ds_mla/256+fp8_ds_mla/64"
 };
 
+// Bytes that a resize leaves as they are (std::allocator's value-initialization would zero
+// them): a decode pool is gigabytes, written once by make_pool instead of twice.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 // A pool in host memory: `pool` views `bytes` (hence move-only: a copy would view the
 // original's bytes).
 struct HostPool {
@@ -53,7 +73,7 @@ struct HostPool {
   HostPool& operator=(const HostPool&) = delete;
 
   KvPool pool;
-  std::vector<unsigned char> bytes;
+  std::vector<unsigned char, UninitializedAllocator<unsigned char>> bytes;
   std::vector<int32_t> indices;   // [T, topk] slot ids, -1 where a request is shorter than topk
   int64_t distinct_selected = 0;  // slots selected by at least one token
 };
