@@ -8,7 +8,7 @@
 
 #include "bf16.hpp"
 #include "cli.hpp"
-#include "parallel.hpp"
+#include "reference/parallel.hpp"
 #include "smla/ops.hpp"
 
 namespace smla::cli {
@@ -129,7 +129,7 @@ CheckResult check_against_float64(const HostProblem& problem, const SampledOutpu
     const SelectedRows rows(problem, got.tokens[s]);
     // Heads are independent: spread them over the host's cores (a decode row with top-k
     // 16384 is ~2 GFLOP of float64 per token).
-    parallel_for(w.h_q, [&](int64_t h) {
+    reference::parallel_for(w.h_q, reference::parallel_workers(w.h_q), [&](int64_t h, int) {
       expected[s * w.h_q + h] = evaluate(problem, rows, got.tokens[s], static_cast<int>(h));
     });
   }

@@ -5,9 +5,10 @@
 #include <cstring>
 #include <numeric>
 #include <sstream>
+
 #include "bf16.hpp"
 #include "cli.hpp"
-#include "parallel.hpp"
+#include "reference/parallel.hpp"
 
 namespace smla::cli {
 
@@ -15,7 +16,8 @@ namespace {
 
 // Rows generated and quantized per pool at most. Larger pools (the GPU decode anchors hold
 // up to ~5M tokens, 3 GB) repeat these blocks: the kernels gather by slot id and cannot
-// tell, every selected row is still a real N(0, sigma^2) row, and the check reads the same bytes.
+// tell, every selected row is still a real N(0, sigma^2) row, and the check reads the same
+// bytes.
 constexpr int64_t kDistinctRows = int64_t{1} << 16;
 
 // splitmix64: small, fast, and good enough for test data; std::normal_distribution on
@@ -45,7 +47,8 @@ class Rng {
 std::vector<uint16_t> normal_bf16(int64_t count, double sigma, uint64_t seed) {
   constexpr int64_t kChunk = int64_t{1} << 20;
   std::vector<uint16_t> out(static_cast<size_t>(count));
-  parallel_for((count + kChunk - 1) / kChunk, [&](int64_t c) {
+  const int64_t chunks = (count + kChunk - 1) / kChunk;
+  reference::parallel_for(chunks, reference::parallel_workers(chunks), [&](int64_t c, int) {
     Rng rng(seed * 0x100000001b3ull + static_cast<uint64_t>(c));
     for (int64_t i = c * kChunk; i < std::min(count, (c + 1) * kChunk); ++i) {
       out[i] = bf16_from_float(static_cast<float>(sigma * rng.normal()));
@@ -76,7 +79,8 @@ HostPool make_pool(const PoolShape& shape, int d_qk, double sigma, int64_t num_b
                "bench: quantizing the KV pool");
   constexpr int64_t kBlocksPerCopy = 64;  // megabytes per item: each core writes its own pages
   const int64_t copies = num_blocks - distinct_blocks;
-  parallel_for((copies + kBlocksPerCopy - 1) / kBlocksPerCopy, [&](int64_t c) {
+  const int64_t items = (copies + kBlocksPerCopy - 1) / kBlocksPerCopy;
+  reference::parallel_for(items, reference::parallel_workers(items), [&](int64_t c, int) {
     for (int64_t i = c * kBlocksPerCopy; i < std::min(copies, (c + 1) * kBlocksPerCopy); ++i) {
       const int64_t b = distinct_blocks + i;
       std::memcpy(host.bytes.data() + b * block_bytes,
