@@ -46,11 +46,9 @@ struct HopperConfig {
   static constexpr int CONSUMER_WARPS = 4 * CONSUMERS;
   static constexpr int V_SCAN_CHUNKS = V_BYTES / 16 / (128 * CONSUMERS);
   static_assert(V_BYTES % (16 * 128 * CONSUMERS * 2) == 0, "two halves of whole chunks");
-  // The d blocks of V that the consumers scan: those either pool scans (kv_groups.cuh). The
-  // producer bounds the others from their scales, published per stage, when there are others.
-  static constexpr uint32_t SCANNED_V_BLOCKS =
-      MainRows::kScannedVBlocks | ExtraRows::kScannedVBlocks;
-  static constexpr bool SCALE_BOUNDS = SCANNED_V_BLOCKS != 0xFF;
+  // The producer bounds |V| from the scales, published per stage, when both pools' formats
+  // allow it (kv_groups.cuh kScalesBoundV); otherwise the consumers scan all of V.
+  static constexpr bool SCALE_BOUNDS = MainRows::kScalesBoundV && ExtraRows::kScalesBoundV;
 
   // Shared memory, bytes from a 1024-aligned base (the swizzle phase is address bits 7-9).
   static constexpr int Q_OFF = 0;                                   // [HT][D] swizzled

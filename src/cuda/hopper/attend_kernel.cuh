@@ -16,11 +16,10 @@
 //     as bf16 into a shared tile, and each accumulates O[:, 256c : 256c + 256] += P·V with
 //     wgmma (V is the K tile read MN-major: no transposed copy), the next step's S queued
 //     behind that product before they wait for it. A bound on |V| per d_v half comes from
-//     the producer for the groups it dequantizes under f32 scales (scale_bound_bits, published
-//     with the stage) and, for the rest (copied bf16, UE8M0-scaled groups), from the
-//     consumers' scan of the stage while S runs; with P's actual bf16 rounding it bounds what
-//     rounding P costs out, and a step that would take the bound past its budget also adds
-//     (P - bf16(P))·V
+//     the producer when both pools quantize V under f32 scales (scale_bound_bits of the
+//     stage's scales, published with the stage), otherwise from the consumers' scan of the
+//     stage while S runs; with P's actual bf16 rounding it bounds what rounding P costs out,
+//     and a step that would take the bound past its budget also adds (P - bf16(P))·V
 //     (p_rounding.hpp).
 // One-pass mode writes the final bf16 out / lse / max_logits; split mode (a plan is given)
 // writes f32 partials per segment for the portable combine kernel. The results are a pure
@@ -235,7 +234,7 @@ class Producer {
 #pragma unroll
       for (int k = 0; k < kRounds; ++k) {
         store_row<Rows>(pieces[k], tile, row_of(k));
-        if constexpr (Rows::kScannedVBlocks != 0xFF) {
+        if constexpr (C::SCALE_BOUNDS) {
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             scale_bits[h] = max(scale_bits[h], Rows::half_scale_bits(pieces[k].scales, h));
@@ -244,9 +243,6 @@ class Producer {
       }
       ptx::fence_proxy_async_shared();
       if constexpr (C::SCALE_BOUNDS) publish_scale_bound<Rows>(stage, scale_bits);
-    } else if constexpr (C::SCALE_BOUNDS) {
-      const uint32_t none[2] = {0, 0};
-      publish_scale_bound<Rows>(stage, none);
     }
     // The stage completes when this thread's copies have landed (and every producer thread
     // has arrived, its valid flags and dequantized groups written); the consumers fence the
@@ -256,20 +252,16 @@ class Producer {
     ++step_;
   }
 
-  // The |V| bound of the quantized groups of this warp's rows per d_v half (scale_bound_bits),
-  // for the consumers' P-rounding budget: they scan only C::SCANNED_V_BLOCKS. A pool whose
-  // blocks are all scanned publishes 0.
+  // The |V| bound of this warp's rows per d_v half (scale_bound_bits), for the consumers'
+  // P-rounding budget in place of a scan (C::SCALE_BOUNDS).
   template <class Rows>
   __device__ void publish_scale_bound(int stage, const uint32_t (&scale_bits)[2]) const {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const uint32_t bits = __reduce_max_sync(0xffffffffu, scale_bits[h]);
       if (lane_ == 0) {
-        uint32_t bound = 0;
-        if constexpr (Rows::kScannedVBlocks != 0xFF) {
-          bound = scale_bound_bits(bits, Rows::kMaxCode);
-        }
-        s_.scale_bound[(stage * C::PRODUCER_WARPS + warp_) * 2 + h] = bound;
+        s_.scale_bound[(stage * C::PRODUCER_WARPS + warp_) * 2 + h] =
+            scale_bound_bits(bits, Rows::kMaxCode);
       }
     }
   }
@@ -402,7 +394,7 @@ class Consumer : OnlineSoftmaxRows {
 
   // The |V| scan of step step_'s stage, published per warp for both consumers' bound.
   __device__ void scan_v() {
-    if constexpr (C::SCANNED_V_BLOCKS == 0) return;
+    if constexpr (C::SCALE_BOUNDS) return;  // the producer bounds V
     uint32_t v_bits[2];
     v_magnitudes(s_.stage(step_ % C::STAGES), v_bits);
 #pragma unroll
@@ -429,22 +421,21 @@ class Consumer : OnlineSoftmaxRows {
       if (lane_ % 4 == 0) s_.row_max[wg_ * C::HT + row0_ + 8 * h] = mx[h];
     }
     ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
-    float v_bound[2];  // |V| bound of each d_v half of the step: scanned and quantized parts
+    float v_bound[2];  // |V| bound of each d_v half of the step: the producer's or the scan's
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
       uint32_t bits = 0;
-      if constexpr (C::SCANNED_V_BLOCKS != 0) {
-#pragma unroll
-        for (int w = 0; w < C::CONSUMER_WARPS; ++w) bits = max(bits, s_.v_max[2 * w + c]);
-      }
-      uint32_t scale_bits = 0;
       if constexpr (C::SCALE_BOUNDS) {
 #pragma unroll
         for (int w = 0; w < C::PRODUCER_WARPS; ++w) {
-          scale_bits = max(scale_bits, s_.scale_bound[(stage * C::PRODUCER_WARPS + w) * 2 + c]);
+          bits = max(bits, s_.scale_bound[(stage * C::PRODUCER_WARPS + w) * 2 + c]);
         }
+        v_bound[c] = fmt::float_from_bits(bits);
+      } else {
+#pragma unroll
+        for (int w = 0; w < C::CONSUMER_WARPS; ++w) bits = max(bits, s_.v_max[2 * w + c]);
+        v_bound[c] = v_magnitude_bound(bits);
       }
-      v_bound[c] = fmaxf(v_magnitude_bound(bits), fmt::float_from_bits(scale_bits));
     }
     float alpha[2];
     bool moved = false;  // some row of this thread moved its maximum: O needs rescaling
@@ -538,26 +529,13 @@ class Consumer : OnlineSoftmaxRows {
   // bits (a NaN above every number): consecutive 16-byte chunks across the consumer threads
   // (no bank conflicts; V is the first V_BYTES of the tile, unswizzled order does not
   // matter), the first half of a thread's chunks in d_v blocks 0..3, the rest in 4..7.
-  // Only the d blocks in C::SCANNED_V_BLOCKS, each in two chunks per thread, when not all are.
   __device__ void v_magnitudes(const uint8_t* tile, uint32_t (&bits)[2]) const {
     const int t = static_cast<int>(threadIdx.x) - 128;
-    if constexpr (C::SCANNED_V_BLOCKS == 0xFF) {
-      constexpr int kHalf = C::V_SCAN_CHUNKS / 2;
+    constexpr int kHalf = C::V_SCAN_CHUNKS / 2;
 #pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        bits[c] = max_abs_bf16_bits<kHalf, C::CONSUMER_THREADS>(
-            tile + 16 * (t + C::CONSUMER_THREADS * kHalf * c));
-      }
-    } else {
-      constexpr int kChunksPerBlock = C::BLOCK_BYTES / 16 / C::CONSUMER_THREADS;
-      bits[0] = bits[1] = 0;
-#pragma unroll
-      for (int b = 0; b < 8; ++b) {
-        if ((C::SCANNED_V_BLOCKS >> b) & 1u) {
-          bits[b / 4] = max(bits[b / 4], max_abs_bf16_bits<kChunksPerBlock, C::CONSUMER_THREADS>(
-                                             tile + b * C::BLOCK_BYTES + 16 * t));
-        }
-      }
+    for (int c = 0; c < 2; ++c) {
+      bits[c] = max_abs_bf16_bits<kHalf, C::CONSUMER_THREADS>(
+          tile + 16 * (t + C::CONSUMER_THREADS * kHalf * c));
     }
   }
 

@@ -20,10 +20,10 @@
 //   convert(bits, scale, i, put)      calls put(g, bits) for piece i's groups 2 i, 2 i + 1
 //   prefetch(row)                     asks L2 for the row's bytes: the producer does it a step
 //                                     ahead of the loads
-//   kScannedVBlocks  bit b set: the consumers scan d block b of V (columns 64 b .. 64 b + 63,
-//                    b < 8) for its |V| (p_rounding.hpp); the producer bounds every other
-//                    block from its scales, with the two members below
-//   kMaxCode         the largest magnitude of a quantized code (formats with unscanned blocks)
+//   kScalesBoundV    the producer bounds V's magnitudes from the row's scales (the two
+//                    members below), so the consumers need not scan V (p_rounding.hpp); false
+//                    for bf16, whose values only a scan bounds
+//   kMaxCode         the largest magnitude of a quantized code
 //   half_scale_bits(scales, h) -> uint32_t   the largest |scale| over the quantized groups of
 //                                     d_v half h (columns 256 h .. 256 h + 255) as f32 bits, a
 //                                     NaN's above every other: with kMaxCode, a bound on those
@@ -78,7 +78,7 @@ struct Bf16Groups {
   static constexpr int kCopyOffset = 0;
   static constexpr int kCopyGroup0 = 0;
   static constexpr int kQuantPieces = 0;
-  static constexpr uint32_t kScannedVBlocks = 0xFF;  // copied: a scan is the only bound
+  static constexpr bool kScalesBoundV = false;
   __device__ static RowAddr row(const PoolView& p, int64_t slot) {
     return {fmt::Bf16Layout::token(p.data, p.block_stride, p.block_size, slot, D), nullptr};
   }
@@ -97,7 +97,7 @@ struct Fp8V32Groups {
   static_assert(L::kNumTiles == 4 && L::kScaleOffset % 16 == 0 && L::kRopeOffset % 16 == 0);
   static_assert(L::kTileDim == 128, "two scales per d_v half");
   using Scales = uint4;  // the four f32 scales, 16-byte aligned in every token
-  static constexpr uint32_t kScannedVBlocks = 0;  // V is the NoPE; the RoPE is d block 8
+  static constexpr bool kScalesBoundV = true;  // V is the NoPE (the RoPE is d block 8)
   static constexpr float kMaxCode = 448.0f;
 
   __device__ static RowAddr row(const PoolView& p, int64_t slot) {
@@ -137,10 +137,10 @@ struct Fp8DsMlaGroups {
   // The 8 scale bytes (7 UE8M0 and the pad) as one load: a token's scales are 8-byte aligned
   // (a 16-byte aligned block, then block_size x 576 B of data, then 8 B per token).
   using Scales = uint2;
-  // Scanned whole: UE8M0 (power-of-two) scales bound |V| only within 2x, and the residual
-  // steps that loose a bound adds cost more than the scan (docs/perf-notes.md: V4 decode rows
-  // 1-4% slower with the bound from scales).
-  static constexpr uint32_t kScannedVBlocks = 0xFF;
+  // Scanned: UE8M0 (power-of-two) scales bound |V| only within 2x, and the residual steps
+  // that loose a bound adds cost more than the scan (docs/perf-notes.md: V4 decode rows 1-4%
+  // slower with the bound from scales); and V ends with the RoPE block, which is copied.
+  static constexpr bool kScalesBoundV = false;
 
   __device__ static RowAddr row(const PoolView& p, int64_t slot) {
     return {L::token_data(p.data, p.block_stride, p.block_size, slot),
@@ -177,7 +177,7 @@ struct Int8DsMlaGroups {
   static constexpr int kQuantPieces = L::kValues / 16;
   static constexpr int kPiecesPerScale = kQuantPieces;
   using Scales = uint32_t;  // the f32 scale's bits
-  static constexpr uint32_t kScannedVBlocks = 0;
+  static constexpr bool kScalesBoundV = true;
   static constexpr float kMaxCode = 128.0f;  // -128 is an int8 value too
 
   __device__ static RowAddr row(const PoolView& p, int64_t slot) {
