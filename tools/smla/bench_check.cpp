@@ -22,9 +22,9 @@ struct Expected {
 };
 
 // The dequantized K rows one token selects, main pool then extra pool, valid entries only.
-// Each row is decoded alone (fmt::decode_token, the reference's own reader), on every core:
-// dequantizing the whole blocks the entries fall in took ~5 s a row on the device's host for
-// the anchors' large pools, most of the bench's wall time.
+// Each row is decoded alone (fmt::decode_token, the reader dequantize and the reference use),
+// on every core: dequantizing the whole blocks the entries fall in, on one thread, took 1-12 s
+// a row on the H200 machine's host for the anchors' large pools, most of the bench's time.
 class SelectedRows {
  public:
   SelectedRows(const HostProblem& problem, int64_t token) : d_qk_(problem.workload.d_qk) {
