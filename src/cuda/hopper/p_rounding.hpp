@@ -41,7 +41,8 @@ SMLA_HD constexpr float v_magnitude_bound(uint32_t magnitude_bits) {
 // products, where a relative margin does not hold. `abs_scale_bits` is the largest |s| as f32
 // bits (a NaN's above +inf's); the result is the bound's f32 bits, +inf's for an infinite or NaN
 // scale (the step then takes the residual product). The Hopper producer publishes it for the
-// groups it dequantizes, so that the consumers scan only what is copied as bf16.
+// groups it dequantizes when a format's whole V is quantized under f32 scales (kv_groups.cuh
+// kScalesBoundV), and the consumers then do not scan V.
 SMLA_HD constexpr uint32_t scale_bound_bits(uint32_t abs_scale_bits, float max_code) {
   if (abs_scale_bits >= fmt::kF32InfBits) return fmt::kF32InfBits;
   const float bound = fmt::float_from_bits(abs_scale_bits) * (max_code * (1.0f + 0x1p-7f)) +
