@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "cuda/hopper/hopper_attention.hpp"
+#include "cuda/portable/attend_host.hpp"
 
 namespace smla::test::gpu {
 namespace {
@@ -50,6 +51,31 @@ TEST(HopperSchedule, AnchorShapesTakeTheStrategyMeasuredFasterOnTheH200) {
     ASSERT_TRUE(hopper::plan_size(shape_only_args(s), h200, &plan_bytes).ok());
     EXPECT_EQ(plan_bytes > 0, s.split) << "a split schedule has a plan, a one-pass one none";
   }
+}
+
+// With no more tokens than partitions, a split takes a multiple of the token count, so that
+// equal-length tokens never share a partition (both paths' layouts come from here).
+TEST(HopperSchedule, SplitLayoutKeepsEachPartitionInsideOneToken) {
+  const auto layout = [](int64_t tokens, int64_t partitions) {
+    return portable::split_plan_layout(shape_only_args({"", tokens, 128, 576, 2048, 0, true}),
+                                       partitions);
+  };
+  EXPECT_EQ(layout(4, 66).partitions, 64);
+  EXPECT_EQ(layout(3, 66).partitions, 66);
+  EXPECT_EQ(layout(5, 66).partitions, 65);
+  EXPECT_EQ(layout(66, 66).partitions, 66);
+  EXPECT_EQ(layout(67, 66).partitions, 66) << "more tokens than partitions: as asked";
+  EXPECT_EQ(layout(296, 66).partitions, 66);
+
+  // The b = 2 anchor row's plan is sized for 64 partitions on an H200.
+  cuda_backend::DeviceInfo h200;
+  h200.cc_major = 9;
+  h200.sm_count = 132;
+  size_t plan_bytes = 0;
+  ASSERT_TRUE(hopper::plan_size(shape_only_args({"", 4, 128, 576, 2048, 0, true}), h200,
+                                &plan_bytes)
+                  .ok());
+  EXPECT_EQ(plan_bytes, static_cast<size_t>(portable::PlanLayout{4, 64}.bytes()));
 }
 
 }  // namespace

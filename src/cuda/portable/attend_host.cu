@@ -121,7 +121,9 @@ Status launch_split_combine(const AttendParams& p, cudaStream_t stream) {
 }  // namespace
 
 PlanLayout split_plan_layout(const AttendArgs& args, int64_t partitions) {
-  return PlanLayout{tokens(args), partitions};
+  const int64_t t = tokens(args);
+  if (t > 0 && t <= partitions) partitions = partitions / t * t;
+  return PlanLayout{t, partitions};
 }
 
 size_t split_workspace_bytes(const AttendArgs& args, const PlanLayout& layout) {

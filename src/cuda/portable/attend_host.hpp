@@ -58,7 +58,12 @@ std::string variant_name(const AttendArgs& a);
 // The kernel parameters of a validated call, for the one-pass form (no plan, no partials).
 AttendParams attend_params(const AttendArgs& args, int head_tiles);
 
-// The split strategy's plan layout for this call and `partitions` CTAs' worth of work units.
+// The split strategy's plan layout for this call and about `partitions` CTAs' worth of work
+// units per head tile. When the call has no more tokens than that, the layout takes the
+// largest multiple of the token count, so that with equal lengths no partition straddles
+// two tokens: a straddling partition runs two items one after the other, each with its own
+// start (Q, indices, first gathers) and partial, and the slowest partition sets the call's
+// time (H200, V3.2 decode b = 2: 36 us at 66 partitions, 30 us at 64; docs/perf-notes.md).
 PlanLayout split_plan_layout(const AttendArgs& args, int64_t partitions);
 // Bytes of workspace a split call needs: the f32 partials, plus room for a plan that attend
 // makes itself when the caller brings none.
