@@ -45,16 +45,14 @@ class SelectedRows {
     }
     const size_t first = rows_.size();
     rows_.resize(first + slots.size() * static_cast<size_t>(d_qk_));
-    constexpr int64_t kRowsPerItem = 64;
-    const int64_t items = (static_cast<int64_t>(slots.size()) + kRowsPerItem - 1) / kRowsPerItem;
-    reference::parallel_for(items, reference::parallel_workers(items), [&](int64_t item, int) {
-      std::vector<uint16_t> values(static_cast<size_t>(d_qk_));
-      const int64_t end = std::min<int64_t>((item + 1) * kRowsPerItem, slots.size());
-      for (int64_t j = item * kRowsPerItem; j < end; ++j) {
-        fmt::decode_token(pool, slots[j], d_qk_, values.data());
-        float* dst = rows_.data() + first + j * d_qk_;
-        for (int c = 0; c < d_qk_; ++c) dst[c] = float_from_bf16(values[c]);
-      }
+    const int64_t n = static_cast<int64_t>(slots.size());
+    const int workers = reference::parallel_workers(n);
+    std::vector<std::vector<uint16_t>> scratch(workers, std::vector<uint16_t>(d_qk_));
+    reference::parallel_for(n, workers, [&](int64_t j, int worker) {
+      uint16_t* values = scratch[worker].data();
+      fmt::decode_token(pool, slots[j], d_qk_, values);
+      float* dst = rows_.data() + first + j * d_qk_;
+      for (int c = 0; c < d_qk_; ++c) dst[c] = float_from_bf16(values[c]);
     });
   }
 

@@ -77,15 +77,12 @@ HostPool make_pool(const PoolShape& shape, int d_qk, double sigma, int64_t num_b
       KvPool::packed(shape.format, host.bytes.data(), distinct_blocks, shape.block_size, d_qk);
   check_status(quantize(TensorView::contiguous(values.data(), DType::bf16, {rows, d_qk}), head),
                "bench: quantizing the KV pool");
-  constexpr int64_t kBlocksPerCopy = 64;  // megabytes per item: each core writes its own pages
+  // One block (tens of kilobytes, whole pages) per item.
   const int64_t copies = num_blocks - distinct_blocks;
-  const int64_t items = (copies + kBlocksPerCopy - 1) / kBlocksPerCopy;
-  reference::parallel_for(items, reference::parallel_workers(items), [&](int64_t c, int) {
-    for (int64_t i = c * kBlocksPerCopy; i < std::min(copies, (c + 1) * kBlocksPerCopy); ++i) {
-      const int64_t b = distinct_blocks + i;
-      std::memcpy(host.bytes.data() + b * block_bytes,
-                  host.bytes.data() + (b % distinct_blocks) * block_bytes, block_bytes);
-    }
+  reference::parallel_for(copies, reference::parallel_workers(copies), [&](int64_t i, int) {
+    const int64_t b = distinct_blocks + i;
+    std::memcpy(host.bytes.data() + b * block_bytes,
+                host.bytes.data() + (b % distinct_blocks) * block_bytes, block_bytes);
   });
   return host;
 }
