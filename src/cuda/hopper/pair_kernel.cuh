@@ -22,8 +22,10 @@
 //     Both softmaxes run at once; each consumer's own product overlaps the other's softmax.
 //
 // Rounding P to bf16 is bounded as in attend_kernel.cuh (p_rounding.hpp): every thread keeps,
-// per d_v half, the sum of |p - bf16(p)| M (M = the block's max |V| over that half, scanned
-// while S runs) over its own columns, against its share of the softmax sum. A product that
+// per d_v half, the sum of |p - bf16(p)| M (M = the block's max |V| over that half: from the
+// pools' per-slot bounds (v_bounds.hpp), which the producer folds and publishes with the
+// block, or, without them, scanned by the consumers while S runs) over its own columns,
+// against its share of the softmax sum. A product that
 // would take some thread of its owner past the budget adds its residual (p - bf16(p)) V
 // instead: from registers for the owner's own half, through the other consumer's P buffer
 // (reused once both remote products are done) for the other half.
@@ -83,7 +85,7 @@ struct PairShared {
   float* row_max;      // [64]: m0, then the pair's final maxima
   float* row_sum;      // [2][64]
   uint8_t* valid;      // [2][64]
-  uint32_t* v_max;     // [2 consumers][4 warps][2 halves]: |V| bits of the consumer's block
+  uint32_t* v_max;     // [2 blocks][4 warps][2 halves]: |V| bits of the block's rows per warp
   uint32_t* flags;     // [2 consumers][4 warps]: the block's remote product needs a residual
   float* tile_sink;    // [64]: the head tile's sinks (stage_tile_sinks)
   uint64_t* bars;
@@ -132,10 +134,12 @@ class PairProducer {
       const uint8_t* rows1[kRowsPerLane];
       row_addresses(b, 2 * i, slot[0], rows0);
       row_addresses(b, 2 * i + 1, slot[1], rows1);
-      fill(0, kHalfL, rows0, true);
-      fill(1, kHalfR, rows1, true);
-      fill(0, kHalfR, rows0, false);
-      fill(1, kHalfL, rows1, false);
+      const uint32_t bound0 = rows_v_bound(b, 2 * i, slot[0]);
+      const uint32_t bound1 = rows_v_bound(b, 2 * i + 1, slot[1]);
+      fill(0, kHalfL, rows0, true, bound0);
+      fill(1, kHalfR, rows1, true, bound1);
+      fill(0, kHalfR, rows0, false, 0);
+      fill(1, kHalfL, rows1, false, 0);
       ++pair_;
     }
   }
@@ -181,10 +185,28 @@ class PairProducer {
     }
   }
 
+  // The |V| bounds of this lane's rows of block `block` folded (v_bounds.hpp: bf16 magnitude
+  // bits of d_v half L in bits 0-15, of half R in bits 16-31); 0 for invalid rows and when
+  // the call has no bounds (the consumers scan instead).
+  __device__ uint32_t rows_v_bound(const PairBlocks& b, int block,
+                                   const int32_t (&slot)[kRowsPerLane]) const {
+    if (p_.main_v_bounds == nullptr) return 0;
+    const bool extra = block >= b.main_blocks;
+    const uint32_t* table = extra ? p_.extra_v_bounds : p_.main_v_bounds;
+    const int64_t slots = extra ? p_.extra.slots : p_.main.slots;
+    uint32_t bound = 0;
+#pragma unroll
+    for (int k = 0; k < kRowsPerLane; ++k) {
+      if (slot[k] >= 0 && slot[k] < slots) bound = __vmaxu2(bound, __ldg(table + slot[k]));
+    }
+    return bound;
+  }
+
   // Copies half h of this lane's rows into buffer b once its last reader freed it (with the
-  // block's valid flags when `with_flags`); the copies complete READY(b, h).
-  __device__ void fill(int b, int h, const uint8_t* const (&rows)[kRowsPerLane],
-                       bool with_flags) {
+  // block's valid flags and, when the call has |V| bounds, the warp's bound `rows_bound` of
+  // its rows when `with_flags`); the copies complete READY(b, h).
+  __device__ void fill(int b, int h, const uint8_t* const (&rows)[kRowsPerLane], bool with_flags,
+                       uint32_t rows_bound) {
     ptx::mbarrier_wait(s_.free(b, h), (pair_ & 1) ^ 1);
     uint8_t* tile = s_.kv[b];
     const int group = lane_ % 8;
@@ -204,8 +226,20 @@ class PairProducer {
         ptx::cp_async_cg_16_zfill(dst + t * C::BLOCK_BYTES, valid ? src + t * 128 : src, valid);
       }
     }
+    if (with_flags && p_.main_v_bounds != nullptr) publish_v_bound(b, rows_bound);
     ptx::cp_async_mbarrier_arrive(s_.ready(b, h));
     ptx::mbarrier_arrive(s_.ready(b, h));
+  }
+
+  // The warp's 16 rows of block b (lanes l, l ^ 8, l ^ 16, l ^ 24 hold the same rows) as the
+  // consumers' scan would publish them: |V| bits per d_v half.
+  __device__ void publish_v_bound(int b, uint32_t bound) const {
+    bound = __vmaxu2(bound, __shfl_xor_sync(0xffffffffu, bound, 8));
+    bound = __vmaxu2(bound, __shfl_xor_sync(0xffffffffu, bound, 16));
+    if (lane_ == 0) {
+      s_.v_max[(b * 4 + warp_) * 2 + kHalfL] = bound & 0xFFFFu;
+      s_.v_max[(b * 4 + warp_) * 2 + kHalfR] = bound >> 16;
+    }
   }
 
   const AttendParams& p_;
@@ -423,8 +457,10 @@ class PairConsumer : OnlineSoftmaxRows {
 
   // The largest |V| of this consumer's block per d_v half, as bf16 magnitude bits per warp:
   // consecutive 16-byte chunks over the 128 threads (no bank conflicts), the first 16 of a
-  // thread's chunks in half L, the rest in half R.
+  // thread's chunks in half L, the rest in half R. Calls with |V| bounds skip it: the
+  // producer published the block's with its first half.
   __device__ void scan_v() {
+    if (p_.main_v_bounds != nullptr) return;
     const int t = static_cast<int>(threadIdx.x % 128);
     constexpr int kChunks = C::V_HALF_BYTES / 16 / 128;
 #pragma unroll
@@ -438,7 +474,7 @@ class PairConsumer : OnlineSoftmaxRows {
 
   // The |V| bound of this consumer's block over its own half of d_v (bound[0]) and the other
   // half (bound[1]); every warp's scan is visible (the caller passed a barrier all four warps
-  // reached after scanning).
+  // reached after scanning), or the producer's bounds (READY of the block's first half).
   __device__ void read_v_bounds(float (&bound)[2]) const {
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
@@ -656,7 +692,7 @@ Status launch_pair_attend(const AttendParams& p, int units, cudaStream_t stream)
 
 template <int D>
 AttendVariant make_pair_attend_variant() {
-  return AttendVariant{&launch_pair_attend<D>, PairConfig<D>::SMEM_BYTES};
+  return AttendVariant{&launch_pair_attend<D>, PairConfig<D>::SMEM_BYTES, true};
 }
 
 }  // namespace smla::hopper
