@@ -231,8 +231,9 @@ class PairProducer {
     ptx::mbarrier_arrive(s_.ready(b, h));
   }
 
-  // The warp's 16 rows of block b (lanes l, l ^ 8, l ^ 16, l ^ 24 hold the same rows) as the
-  // consumers' scan would publish them: |V| bits per d_v half.
+  // The bound of the warp's 16 rows of block b as the consumers' scan would publish it: |V|
+  // bits per d_v half. The eight lanes of a group (lane / 8) hold the same four rows, the
+  // four groups the warp's others.
   __device__ void publish_v_bound(int b, uint32_t bound) const {
     bound = __vmaxu2(bound, __shfl_xor_sync(0xffffffffu, bound, 8));
     bound = __vmaxu2(bound, __shfl_xor_sync(0xffffffffu, bound, 16));
