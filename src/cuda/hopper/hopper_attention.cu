@@ -103,6 +103,11 @@ size_t v_bounds_bytes(const AttendArgs& a) {
   return (bytes + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
 }
 
+// Whether the pools' tables fit the room v_bounds_bytes reserved (none: no table).
+bool tables_fit(const AttendArgs& a, size_t reserved) {
+  return reserved > 0 && 4 * static_cast<size_t>(pool_slots(a)) <= reserved;
+}
+
 }  // namespace
 
 std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceInfo& info) {
@@ -138,10 +143,7 @@ Status make_plan(const AttendArgs& args, const cuda_backend::DeviceInfo& info, P
   return portable::make_split_plan(args, plan_layout(args, s), plan->data, stream);
 }
 
-bool uses_v_bounds(const AttendArgs& args) {
-  const size_t reserved = v_bounds_bytes(args);
-  return reserved > 0 && 4 * static_cast<size_t>(pool_slots(args)) <= reserved;
-}
+bool uses_v_bounds(const AttendArgs& args) { return tables_fit(args, v_bounds_bytes(args)); }
 
 Status workspace_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info,
                       size_t* bytes) {
@@ -165,7 +167,7 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
   const AttendVariant* variant = portable::find_variant(args, kVariants);
   portable::AttendParams p = portable::attend_params(args, s.head_tiles);
   const size_t table_bytes = v_bounds_bytes(args);
-  if (uses_v_bounds(args)) {
+  if (tables_fit(args, table_bytes)) {
     auto* table = static_cast<uint32_t*>(ws.data);
     p.main_v_bounds = table;
     if (Status st = launch_v_bounds(p.main, portable::d_qk(args), table, stream); !st.ok()) {
