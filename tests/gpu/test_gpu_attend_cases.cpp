@@ -327,9 +327,20 @@ ProblemSpec small_bf16_pool_spec(int d_qk) {
   return s;
 }
 
-// The same call described with pools 64 times larger (blocks past the allocation that no
-// index reaches): the kernel then scans V instead of reading bounds (which call takes which
-// is HopperSchedule's test), and must give the same bits.
+// Copies `pool` to the start of an allocation 64 times its size and describes all of it: the
+// blocks past the copy are never read (no index reaches them). A description alone past the
+// pool's memory would overlap the outputs, which attend refuses.
+void grow_pool(KvPool& pool, int d_qk, DeviceBuffer& room) {
+  const int64_t used = (pool.num_blocks - 1) * pool.block_stride + pool.packed_block_bytes(d_qk);
+  room = DeviceBuffer(static_cast<size_t>(64 * pool.num_blocks * pool.block_stride));
+  SMLA_CUDA_ASSERT(cudaMemcpy(room.get(), pool.data, static_cast<size_t>(used),
+                              cudaMemcpyDeviceToDevice));
+  pool.data = room.get();
+  pool.num_blocks *= 64;
+}
+
+// The same call with pools 64 times larger: the kernel then scans V instead of reading
+// bounds (which call takes which is HopperSchedule's test), and must give the same bits.
 TEST(GpuAttend, VBoundsTableAndVScanGiveBitwiseSameOutputs) {
   SMLA_REQUIRE_GPU();
   for (int d_qk : {576, 512}) {
@@ -338,8 +349,11 @@ TEST(GpuAttend, VBoundsTableAndVScanGiveBitwiseSameOutputs) {
     DeviceProblem d(with_table);
     const AttendArgs small = d.args();
     AttendArgs large = small;
-    large.kv.num_blocks *= 64;
-    if (large.extra_kv.present()) large.extra_kv.num_blocks *= 64;
+    DeviceBuffer large_kv, large_extra_kv;
+    ASSERT_NO_FATAL_FAILURE(grow_pool(large.kv, d_qk, large_kv));
+    if (large.extra_kv.present()) {
+      ASSERT_NO_FATAL_FAILURE(grow_pool(large.extra_kv, d_qk, large_extra_kv));
+    }
     Problem scanned = with_table;
     for (auto [args, run] : {std::pair{small, &with_table}, std::pair{large, &scanned}}) {
       run->poison_outputs();

@@ -78,6 +78,7 @@ struct PairShared {
   __device__ uint64_t* free(int b, int h) const { return bars + C::BAR_FREE + 2 * b + h; }
   __device__ uint64_t* q_full() const { return bars + C::BAR_Q_FULL; }
   __device__ uint64_t* q_empty() const { return bars + C::BAR_Q_EMPTY; }
+  __device__ uint64_t* v_bound(int b) const { return bars + C::BAR_V_BOUND + b; }
 
   uint8_t* q;          // [64][D] bf16, swizzled blocks
   uint8_t* kv[2];      // [64][D] bf16 each: block 2i, block 2i + 1
@@ -134,12 +135,21 @@ class PairProducer {
       const uint8_t* rows1[kRowsPerLane];
       row_addresses(b, 2 * i, slot[0], rows0);
       row_addresses(b, 2 * i + 1, slot[1], rows1);
-      const uint32_t bound0 = rows_v_bound(b, 2 * i, slot[0]);
-      const uint32_t bound1 = rows_v_bound(b, 2 * i + 1, slot[1]);
-      fill(0, kHalfL, rows0, true, bound0);
-      fill(1, kHalfR, rows1, true, bound1);
-      fill(0, kHalfR, rows0, false, 0);
-      fill(1, kHalfL, rows1, false, 0);
+      fill(0, kHalfL, rows0, true);
+      fill(1, kHalfR, rows1, true);
+      // The bounds load behind the first copies (the slot ids are in by then) and go out
+      // behind the last: the consumers read them only after their softmax, so the dependent
+      // loads stay off the copies' path (published before the first READY, they cost prefill
+      // 8-17%).
+      const bool bounds = p_.main_v_bounds != nullptr;
+      const uint32_t bound0 = bounds ? rows_v_bound(b, 2 * i, slot[0]) : 0;
+      const uint32_t bound1 = bounds ? rows_v_bound(b, 2 * i + 1, slot[1]) : 0;
+      fill(0, kHalfR, rows0, false);
+      fill(1, kHalfL, rows1, false);
+      if (bounds) {
+        publish_v_bound(0, bound0);
+        publish_v_bound(1, bound1);
+      }
       ++pair_;
     }
   }
@@ -186,11 +196,9 @@ class PairProducer {
   }
 
   // The |V| bounds of this lane's rows of block `block` folded (v_bounds.hpp: bf16 magnitude
-  // bits of d_v half L in bits 0-15, of half R in bits 16-31); 0 for invalid rows and when
-  // the call has no bounds (the consumers scan instead).
+  // bits of d_v half L in bits 0-15, of half R in bits 16-31); 0 for invalid rows.
   __device__ uint32_t rows_v_bound(const PairBlocks& b, int block,
                                    const int32_t (&slot)[kRowsPerLane]) const {
-    if (p_.main_v_bounds == nullptr) return 0;
     const bool extra = block >= b.main_blocks;
     const uint32_t* table = extra ? p_.extra_v_bounds : p_.main_v_bounds;
     const int64_t slots = extra ? p_.extra.slots : p_.main.slots;
@@ -203,10 +211,9 @@ class PairProducer {
   }
 
   // Copies half h of this lane's rows into buffer b once its last reader freed it (with the
-  // block's valid flags and, when the call has |V| bounds, the warp's bound `rows_bound` of
-  // its rows when `with_flags`); the copies complete READY(b, h).
-  __device__ void fill(int b, int h, const uint8_t* const (&rows)[kRowsPerLane], bool with_flags,
-                       uint32_t rows_bound) {
+  // block's valid flags when `with_flags`); the copies complete READY(b, h).
+  __device__ void fill(int b, int h, const uint8_t* const (&rows)[kRowsPerLane],
+                       bool with_flags) {
     ptx::mbarrier_wait(s_.free(b, h), (pair_ & 1) ^ 1);
     uint8_t* tile = s_.kv[b];
     const int group = lane_ % 8;
@@ -226,20 +233,21 @@ class PairProducer {
         ptx::cp_async_cg_16_zfill(dst + t * C::BLOCK_BYTES, valid ? src + t * 128 : src, valid);
       }
     }
-    if (with_flags && p_.main_v_bounds != nullptr) publish_v_bound(b, rows_bound);
     ptx::cp_async_mbarrier_arrive(s_.ready(b, h));
     ptx::mbarrier_arrive(s_.ready(b, h));
   }
 
   // The bound of the warp's 16 rows of block b as the consumers' scan would publish it: |V|
-  // bits per d_v half. The eight lanes of a group (lane / 8) hold the same four rows, the
-  // four groups the warp's others.
+  // bits per d_v half, then V_BOUND(b). The eight lanes of a group (lane / 8) hold the same
+  // four rows, the four groups the warp's others. Buffer b's consumer read the previous
+  // block's bounds before it released the half the fills waited for.
   __device__ void publish_v_bound(int b, uint32_t bound) const {
     bound = __vmaxu2(bound, __shfl_xor_sync(0xffffffffu, bound, 8));
     bound = __vmaxu2(bound, __shfl_xor_sync(0xffffffffu, bound, 16));
     if (lane_ == 0) {
       s_.v_max[(b * 4 + warp_) * 2 + kHalfL] = bound & 0xFFFFu;
       s_.v_max[(b * 4 + warp_) * 2 + kHalfR] = bound >> 16;
+      ptx::mbarrier_arrive(s_.v_bound(b));
     }
   }
 
@@ -317,6 +325,7 @@ class PairConsumer : OnlineSoftmaxRows {
   // once and P tiles once.
   __device__ void pair_step(float (&s)[32], bool has_next) {
     if (c_ == 1) issue_s_and_wait(s, 0);
+    wait_v_bounds();
 
     // Softmax of the own block against this consumer's running maxima; O_own += P V_own.
     float mx[2];
@@ -459,7 +468,7 @@ class PairConsumer : OnlineSoftmaxRows {
   // The largest |V| of this consumer's block per d_v half, as bf16 magnitude bits per warp:
   // consecutive 16-byte chunks over the 128 threads (no bank conflicts), the first 16 of a
   // thread's chunks in half L, the rest in half R. Calls with |V| bounds skip it: the
-  // producer published the block's with its first half.
+  // producer publishes the block's (V_BOUND).
   __device__ void scan_v() {
     if (p_.main_v_bounds != nullptr) return;
     const int t = static_cast<int>(threadIdx.x % 128);
@@ -473,9 +482,17 @@ class PairConsumer : OnlineSoftmaxRows {
     }
   }
 
+  // With bounds tables, until the producer's |V| bounds of this consumer's block are out
+  // (V_BOUND of its buffer). Waited for at the step's start, where no wgmma is in flight: the
+  // same wait just before reading them (own product in flight) cost the consumers 220 more
+  // bytes of spills, before issuing that product 52.
+  __device__ void wait_v_bounds() const {
+    if (p_.main_v_bounds != nullptr) ptx::mbarrier_wait(s_.v_bound(c_), pair_ & 1);
+  }
+
   // The |V| bound of this consumer's block over its own half of d_v (bound[0]) and the other
-  // half (bound[1]); every warp's scan is visible (the caller passed a barrier all four warps
-  // reached after scanning), or the producer's bounds (READY of the block's first half).
+  // half (bound[1]): the producer's (the caller waited for V_BOUND), or every warp's scan
+  // (the caller passed a barrier all four warps reached after scanning).
   __device__ void read_v_bounds(float (&bound)[2]) const {
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
@@ -667,6 +684,7 @@ __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
     ptx::mbarrier_init(s.free(1, kHalfR), 128);
     ptx::mbarrier_init(s.q_full(), 128);
     ptx::mbarrier_init(s.q_empty(), C::CONSUMER_THREADS);
+    for (int b = 0; b < 2; ++b) ptx::mbarrier_init(s.v_bound(b), 4);
   }
   __syncthreads();
   if (threadIdx.x < 128) {
