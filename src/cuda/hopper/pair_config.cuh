@@ -52,14 +52,12 @@ struct PairConfig {
   static constexpr int BAR_OFF = TILE_SINK_OFF + HT * 4;
   // mbarriers: READY(b, h) producer -> consumers, FREE(b, h) the consumer that last reads
   // half h of buffer b (both consumers for half R of buffer 0) -> producer, and the Q tile's
-  // pair, and V_BOUND(b) producer -> consumer b: the |V| bounds of buffer b's block are out
-  // (calls with bounds tables only, one arrival per producer warp).
+  // pair.
   static constexpr int BAR_READY = 0;  // + 2 b + h
   static constexpr int BAR_FREE = 4;   // + 2 b + h
   static constexpr int BAR_Q_FULL = 8;
   static constexpr int BAR_Q_EMPTY = 9;
-  static constexpr int BAR_V_BOUND = 10;  // + b
-  static constexpr int BARRIERS = 12;
+  static constexpr int BARRIERS = 10;
   static constexpr int USED_BYTES = BAR_OFF + BARRIERS * 8;
   static constexpr int SMEM_BYTES = USED_BYTES + 1024;  // room to align the base
   static_assert(BAR_OFF % 8 == 0 && P1_OFF % 1024 == 0 && P0_OFF % 1024 == 0);

@@ -78,7 +78,6 @@ struct PairShared {
   __device__ uint64_t* free(int b, int h) const { return bars + C::BAR_FREE + 2 * b + h; }
   __device__ uint64_t* q_full() const { return bars + C::BAR_Q_FULL; }
   __device__ uint64_t* q_empty() const { return bars + C::BAR_Q_EMPTY; }
-  __device__ uint64_t* v_bound(int b) const { return bars + C::BAR_V_BOUND + b; }
 
   uint8_t* q;          // [64][D] bf16, swizzled blocks
   uint8_t* kv[2];      // [64][D] bf16 each: block 2i, block 2i + 1
@@ -126,6 +125,16 @@ class PairProducer {
 
     const PairBlocks b(p_, token, lo, hi);
     const int pairs = b.pairs();
+    // |V| bounds of the pairs' blocks (calls with bounds tables): thread t follows row t % 64
+    // of block t / 64 of each pair, its slot id read two pairs ahead and its table word one
+    // pair ahead, so neither load is waited for on the copies' path.
+    const bool bounds = p_.main_v_bounds != nullptr;
+    int32_t next_slot = 0;
+    uint32_t word = 0;
+    if (bounds) {
+      word = table_word(b, 0, own_slot(b, 0));
+      next_slot = own_slot(b, 1);
+    }
 #pragma unroll 1
     for (int i = 0; i < pairs; ++i) {
       // The slot ids load while the producer waits for the first half to free up.
@@ -135,21 +144,14 @@ class PairProducer {
       const uint8_t* rows1[kRowsPerLane];
       row_addresses(b, 2 * i, slot[0], rows0);
       row_addresses(b, 2 * i + 1, slot[1], rows1);
-      fill(0, kHalfL, rows0, true);
-      fill(1, kHalfR, rows1, true);
-      // The bounds load behind the first copies (the slot ids are in by then) and go out
-      // behind the last: the consumers read them only after their softmax, so the dependent
-      // loads stay off the copies' path (published before the first READY, they cost prefill
-      // 8-17%).
-      const bool bounds = p_.main_v_bounds != nullptr;
-      const uint32_t bound0 = bounds ? rows_v_bound(b, 2 * i, slot[0]) : 0;
-      const uint32_t bound1 = bounds ? rows_v_bound(b, 2 * i + 1, slot[1]) : 0;
-      fill(0, kHalfR, rows0, false);
-      fill(1, kHalfL, rows1, false);
+      fill(0, kHalfL, rows0, true, bounds, word);
+      fill(1, kHalfR, rows1, true, bounds, word);
       if (bounds) {
-        publish_v_bound(0, bound0);
-        publish_v_bound(1, bound1);
+        word = table_word(b, i + 1, next_slot);
+        next_slot = own_slot(b, i + 2);
       }
+      fill(0, kHalfR, rows0, false, false, 0);
+      fill(1, kHalfL, rows1, false, false, 0);
       ++pair_;
     }
   }
@@ -195,25 +197,26 @@ class PairProducer {
     }
   }
 
-  // The |V| bounds of this lane's rows of block `block` folded (v_bounds.hpp: bf16 magnitude
-  // bits of d_v half L in bits 0-15, of half R in bits 16-31); 0 for invalid rows.
-  __device__ uint32_t rows_v_bound(const PairBlocks& b, int block,
-                                   const int32_t (&slot)[kRowsPerLane]) const {
-    const bool extra = block >= b.main_blocks;
+  // The slot id of this thread's row of pair i for the bounds (row t % 64 of block
+  // 2 i + t / 64), -1 past the item's entries.
+  __device__ int32_t own_slot(const PairBlocks& b, int i) const {
+    const int t = static_cast<int>(threadIdx.x);
+    return slot_of(b, 2 * i + t / 64, t % 64);
+  }
+  // The bounds table's word of that row (v_bounds.hpp: bf16 magnitude bits of d_v half L in
+  // bits 0-15, of half R in bits 16-31); 0 for an invalid entry.
+  __device__ uint32_t table_word(const PairBlocks& b, int i, int32_t slot) const {
+    const bool extra = 2 * i + static_cast<int>(threadIdx.x) / 64 >= b.main_blocks;
     const uint32_t* table = extra ? p_.extra_v_bounds : p_.main_v_bounds;
     const int64_t slots = extra ? p_.extra.slots : p_.main.slots;
-    uint32_t bound = 0;
-#pragma unroll
-    for (int k = 0; k < kRowsPerLane; ++k) {
-      if (slot[k] >= 0 && slot[k] < slots) bound = __vmaxu2(bound, __ldg(table + slot[k]));
-    }
-    return bound;
+    return slot >= 0 && slot < slots ? __ldg(table + slot) : 0;
   }
 
   // Copies half h of this lane's rows into buffer b once its last reader freed it (with the
-  // block's valid flags when `with_flags`); the copies complete READY(b, h).
-  __device__ void fill(int b, int h, const uint8_t* const (&rows)[kRowsPerLane],
-                       bool with_flags) {
+  // block's valid flags when `with_flags`, and its |V| bound from the threads' table words
+  // when `with_bound`); the copies complete READY(b, h).
+  __device__ void fill(int b, int h, const uint8_t* const (&rows)[kRowsPerLane], bool with_flags,
+                       bool with_bound, uint32_t word) {
     ptx::mbarrier_wait(s_.free(b, h), (pair_ & 1) ^ 1);
     uint8_t* tile = s_.kv[b];
     const int group = lane_ % 8;
@@ -233,21 +236,22 @@ class PairProducer {
         ptx::cp_async_cg_16_zfill(dst + t * C::BLOCK_BYTES, valid ? src + t * 128 : src, valid);
       }
     }
+    if (with_bound) publish_v_bound(b, word);
     ptx::cp_async_mbarrier_arrive(s_.ready(b, h));
     ptx::mbarrier_arrive(s_.ready(b, h));
   }
 
-  // The bound of the warp's 16 rows of block b as the consumers' scan would publish it: |V|
-  // bits per d_v half, then V_BOUND(b). The eight lanes of a group (lane / 8) hold the same
-  // four rows, the four groups the warp's others. Buffer b's consumer read the previous
-  // block's bounds before it released the half the fills waited for.
-  __device__ void publish_v_bound(int b, uint32_t bound) const {
-    bound = __vmaxu2(bound, __shfl_xor_sync(0xffffffffu, bound, 8));
-    bound = __vmaxu2(bound, __shfl_xor_sync(0xffffffffu, bound, 16));
+  // Block b's bound as the consumers' scan would publish it, |V| bits per d_v half: warps
+  // 2b and 2b + 1 hold its rows' table words and fold them; the other two warps' entries stay
+  // 0 (set when the kernel starts). Called after the wait for half b's FREE, so the block's
+  // consumer has read the previous block's bounds.
+  __device__ void publish_v_bound(int b, uint32_t word) const {
+    if (warp_ / 2 != b) return;
+    const uint32_t lo = __reduce_max_sync(0xffffffffu, word & 0xFFFFu);
+    const uint32_t hi = __reduce_max_sync(0xffffffffu, word >> 16);
     if (lane_ == 0) {
-      s_.v_max[(b * 4 + warp_) * 2 + kHalfL] = bound & 0xFFFFu;
-      s_.v_max[(b * 4 + warp_) * 2 + kHalfR] = bound >> 16;
-      ptx::mbarrier_arrive(s_.v_bound(b));
+      s_.v_max[(b * 4 + warp_) * 2 + kHalfL] = lo;
+      s_.v_max[(b * 4 + warp_) * 2 + kHalfR] = hi;
     }
   }
 
@@ -325,7 +329,6 @@ class PairConsumer : OnlineSoftmaxRows {
   // once and P tiles once.
   __device__ void pair_step(float (&s)[32], bool has_next) {
     if (c_ == 1) issue_s_and_wait(s, 0);
-    wait_v_bounds();
 
     // Softmax of the own block against this consumer's running maxima; O_own += P V_own.
     float mx[2];
@@ -468,7 +471,7 @@ class PairConsumer : OnlineSoftmaxRows {
   // The largest |V| of this consumer's block per d_v half, as bf16 magnitude bits per warp:
   // consecutive 16-byte chunks over the 128 threads (no bank conflicts), the first 16 of a
   // thread's chunks in half L, the rest in half R. Calls with |V| bounds skip it: the
-  // producer publishes the block's (V_BOUND).
+  // producer publishes the block's with its first half.
   __device__ void scan_v() {
     if (p_.main_v_bounds != nullptr) return;
     const int t = static_cast<int>(threadIdx.x % 128);
@@ -482,17 +485,9 @@ class PairConsumer : OnlineSoftmaxRows {
     }
   }
 
-  // With bounds tables, until the producer's |V| bounds of this consumer's block are out
-  // (V_BOUND of its buffer). Waited for at the step's start, where no wgmma is in flight: the
-  // same wait just before reading them (own product in flight) cost the consumers 220 more
-  // bytes of spills, before issuing that product 52.
-  __device__ void wait_v_bounds() const {
-    if (p_.main_v_bounds != nullptr) ptx::mbarrier_wait(s_.v_bound(c_), pair_ & 1);
-  }
-
   // The |V| bound of this consumer's block over its own half of d_v (bound[0]) and the other
-  // half (bound[1]): the producer's (the caller waited for V_BOUND), or every warp's scan
-  // (the caller passed a barrier all four warps reached after scanning).
+  // half (bound[1]): the producer's (published before READY of the block's first half), or
+  // every warp's scan (the caller passed a barrier all four warps reached after scanning).
   __device__ void read_v_bounds(float (&bound)[2]) const {
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
@@ -684,7 +679,8 @@ __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
     ptx::mbarrier_init(s.free(1, kHalfR), 128);
     ptx::mbarrier_init(s.q_full(), 128);
     ptx::mbarrier_init(s.q_empty(), C::CONSUMER_THREADS);
-    for (int b = 0; b < 2; ++b) ptx::mbarrier_init(s.v_bound(b), 4);
+    // Warps 2b and 2b + 1 publish block b's |V| bounds (tables), all four its scan.
+    for (int i = 0; i < 16; ++i) s.v_max[i] = 0;
   }
   __syncthreads();
   if (threadIdx.x < 128) {
