@@ -1,13 +1,15 @@
 // GPU attend on the cases a sampled matrix may miss: adversarial indices, all-invalid rows,
 // NaN-poisoned unused cache rows, non-contiguous views, a q shared by heads, two streams at
 // once, CUDA-graph capture with new inputs on replay, bitwise repeatability, both strategies,
-// and the workspace's independence from the pool size.
+// the workspace's independence from the pool size, and the Hopper block-pair kernel's |V|
+// bounds table against its scan.
 #include <gtest/gtest.h>
 
 #include <climits>
 #include <string>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "common/naive_attention.hpp"
@@ -304,9 +306,77 @@ TEST(GpuAttend, VariantOutsideThePresetIsRejectedNamingThePreset) {
   EXPECT_TRUE(check_outputs_identical(p, before)) << "a refused call wrote its outputs";
 }
 
+// bf16 pools small beside the selection (16 or more selected entries per slot): on the Hopper
+// path the block-pair kernel then reads per-slot |V| bounds (src/cuda/hopper/v_bounds.hpp)
+// made by a pass over the pools; unused rows are NaN, which that pass reads and the kernel
+// must not. d_qk 512 with a bf16 extra pool, as V4 prefill.
+ProblemSpec small_bf16_pool_spec(int d_qk) {
+  ProblemSpec s;
+  s.T = 64;
+  s.h_q = 64;
+  s.d_qk = d_qk;
+  s.k = 256;
+  s.kv.format = KvFormat::bf16;
+  s.kv.min_slots = 512;
+  s.extra = d_qk == 512;
+  s.k_x = 64;
+  s.extra_kv = {KvFormat::bf16, 64, 256};
+  s.poison_unused = true;
+  s.sink = true;
+  s.seed = 13;
+  return s;
+}
+
+// Copies `pool` to the start of an allocation 64 times its size and describes all of it: the
+// blocks past the copy are never read (no index reaches them). A description alone past the
+// pool's memory would overlap the outputs, which attend refuses.
+void grow_pool(KvPool& pool, int d_qk, DeviceBuffer& room) {
+  const int64_t used = (pool.num_blocks - 1) * pool.block_stride + pool.packed_block_bytes(d_qk);
+  room = DeviceBuffer(static_cast<size_t>(64 * pool.num_blocks * pool.block_stride));
+  SMLA_CUDA_ASSERT(cudaMemcpy(room.get(), pool.data, static_cast<size_t>(used),
+                              cudaMemcpyDeviceToDevice));
+  pool.data = room.get();
+  pool.num_blocks *= 64;
+}
+
+// The same call with pools 64 times larger: the kernel then scans V instead of reading
+// bounds (which call takes which is HopperSchedule's test), and must give the same bits.
+TEST(GpuAttend, VBoundsTableAndVScanGiveBitwiseSameOutputs) {
+  SMLA_REQUIRE_GPU();
+  for (int d_qk : {576, 512}) {
+    Problem with_table(small_bf16_pool_spec(d_qk));
+    SCOPED_TRACE(with_table.spec().describe());
+    DeviceProblem d(with_table);
+    const AttendArgs small = d.args();
+    AttendArgs large = small;
+    DeviceBuffer large_kv, large_extra_kv;
+    ASSERT_NO_FATAL_FAILURE(grow_pool(large.kv, d_qk, large_kv));
+    if (large.extra_kv.present()) {
+      ASSERT_NO_FATAL_FAILURE(grow_pool(large.extra_kv, d_qk, large_extra_kv));
+    }
+    Problem scanned = with_table;
+    for (auto [args, run] : {std::pair{small, &with_table}, std::pair{large, &scanned}}) {
+      run->poison_outputs();
+      for (int id : {kOut, kLse, kMaxLogits}) d.upload(*run, id);
+      AttendScratch scratch;
+      SMLA_ASSERT_OK(scratch.allocate(args));
+      SMLA_ASSERT_OK(attend(args, scratch.ws(), nullptr, nullptr));
+      SMLA_CUDA_ASSERT(cudaDeviceSynchronize());
+      d.download_outputs(*run);
+    }
+    EXPECT_TRUE(check_attend(with_table, naive_attend(with_table.args())));
+    EXPECT_TRUE(check_outputs_identical(with_table, scanned));
+    // Both calls need the same workspace: the tables' room is sized by the selection.
+    size_t ws_small = 0, ws_large = 0;
+    SMLA_ASSERT_OK(attend_workspace_size(small, &ws_small));
+    SMLA_ASSERT_OK(attend_workspace_size(large, &ws_large));
+    EXPECT_EQ(ws_small, ws_large);
+  }
+}
+
 TEST(GpuAttend, WorkspaceAndPlanAreSizedByTheSelectionNotThePool) {
   SMLA_REQUIRE_GPU();
-  for (const ProblemSpec& s : {decode_spec(), prefill_spec()}) {
+  for (const ProblemSpec& s : {decode_spec(), prefill_spec(), small_bf16_pool_spec(576)}) {
     Problem p(s);
     DeviceProblem d(p);
     // Size queries read shapes only, so the pool may be described without memory: a pool

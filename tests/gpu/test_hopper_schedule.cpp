@@ -8,6 +8,7 @@
 
 #include "cuda/hopper/hopper_attention.hpp"
 #include "cuda/portable/attend_host.hpp"
+#include "gpu/gpu_harness.hpp"
 
 namespace smla::test::gpu {
 namespace {
@@ -76,6 +77,25 @@ TEST(HopperSchedule, SplitLayoutKeepsEachPartitionInsideOneToken) {
                                 &plan_bytes)
                   .ok());
   EXPECT_EQ(plan_bytes, static_cast<size_t>(portable::PlanLayout{4, 64}.bytes()));
+}
+
+// The block-pair kernel (bf16 pools) reads per-slot |V| bounds when the pools hold at most
+// one slot per 16 selected entries: the prefill anchors (pools of 8k-128k slots behind 4096
+// tokens), not a serving cache behind a decode batch, and never a quantized pool.
+TEST(HopperSchedule, BoundsTablesOnlyForBf16PoolsSmallBesideTheSelection) {
+  if (!hopper_compiled()) GTEST_SKIP() << "this build has no Hopper kernels (no 90a)";
+  auto args = [](int64_t tokens, int64_t k, KvFormat format, int64_t slots) {
+    AttendArgs a = shape_only_args({"", tokens, 64, 576, k, 0, false});
+    a.kv.format = format;
+    a.kv.block_size = 64;
+    a.kv.num_blocks = slots / 64;
+    return a;
+  };
+  EXPECT_TRUE(hopper::uses_v_bounds(args(4096, 2048, KvFormat::bf16, 131072)));
+  EXPECT_TRUE(hopper::uses_v_bounds(args(64, 256, KvFormat::bf16, 1024)));
+  EXPECT_FALSE(hopper::uses_v_bounds(args(64, 256, KvFormat::bf16, 1024 + 64)));
+  EXPECT_FALSE(hopper::uses_v_bounds(args(296, 2048, KvFormat::bf16, 148 * 32768)));
+  EXPECT_FALSE(hopper::uses_v_bounds(args(4096, 2048, KvFormat::fp8_v32, 131072)));
 }
 
 }  // namespace

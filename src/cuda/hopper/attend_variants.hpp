@@ -15,6 +15,8 @@ namespace smla::hopper {
 struct AttendVariant {
   portable::AttendLaunch launch;
   int smem_bytes;
+  // The kernel takes per-slot |V| bounds (AttendParams::main_v_bounds): the block-pair kernel.
+  bool reads_v_bounds = false;
 };
 
 // One per main format: the variant of (main, extra), or nullptr when this build lacks it.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cuda/hopper/attend_variants.hpp"
+#include "cuda/hopper/v_bounds.hpp"
 #include "cuda/portable/attend_host.hpp"
 #include "smla_build_config.hpp"
 
@@ -83,6 +84,30 @@ portable::PlanLayout plan_layout(const AttendArgs& a, const Schedule& s) {
   return portable::split_plan_layout(a, s.partitions);
 }
 
+int64_t pool_slots(const AttendArgs& a) {
+  return a.kv.slots() + (a.extra_kv.present() ? a.extra_kv.slots() : 0);
+}
+
+constexpr size_t kWorkspaceAlign = 256;
+// Selected entries per slot of the pools at least, for a call to use bounds tables.
+constexpr int64_t kEntriesPerTableSlot = 16;
+
+// The workspace the block-pair kernel's |V| bounds tables (v_bounds.hpp) may take: 4 bytes
+// per kEntriesPerTableSlot selected entries, whatever the pools (the workspace is sized by
+// the selection, never by the pool: include/smla/ops.hpp), reserved for every call of a
+// variant that reads them.
+size_t v_bounds_bytes(const AttendArgs& a) {
+  const AttendVariant* variant = portable::find_variant(a, kVariants);
+  if (variant == nullptr || !variant->reads_v_bounds) return 0;
+  const auto bytes = static_cast<size_t>(4 * (tokens(a) * entries(a) / kEntriesPerTableSlot));
+  return (bytes + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
+}
+
+// Whether the pools' tables fit the room v_bounds_bytes reserved (none: no table).
+bool tables_fit(const AttendArgs& a, size_t reserved) {
+  return reserved > 0 && 4 * static_cast<size_t>(pool_slots(a)) <= reserved;
+}
+
 }  // namespace
 
 std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceInfo& info) {
@@ -118,10 +143,13 @@ Status make_plan(const AttendArgs& args, const cuda_backend::DeviceInfo& info, P
   return portable::make_split_plan(args, plan_layout(args, s), plan->data, stream);
 }
 
+bool uses_v_bounds(const AttendArgs& args) { return tables_fit(args, v_bounds_bytes(args)); }
+
 Status workspace_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info,
                       size_t* bytes) {
   const Schedule s = make_schedule(args, info);
-  *bytes = s.strategy == kSplit ? portable::split_workspace_bytes(args, plan_layout(args, s)) : 0;
+  *bytes = v_bounds_bytes(args) +
+           (s.strategy == kSplit ? portable::split_workspace_bytes(args, plan_layout(args, s)) : 0);
   return Status::success();
 }
 
@@ -137,7 +165,25 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
   }
   if (tokens(args) == 0) return Status::success();
   const AttendVariant* variant = portable::find_variant(args, kVariants);
-  const portable::AttendParams p = portable::attend_params(args, s.head_tiles);
+  portable::AttendParams p = portable::attend_params(args, s.head_tiles);
+  const size_t table_bytes = v_bounds_bytes(args);
+  if (tables_fit(args, table_bytes)) {
+    auto* table = static_cast<uint32_t*>(ws.data);
+    p.main_v_bounds = table;
+    if (Status st = launch_v_bounds(p.main, portable::d_qk(args), table, stream); !st.ok()) {
+      return st;
+    }
+    if (args.extra_kv.present()) {
+      uint32_t* const extra_table = table + args.kv.slots();
+      p.extra_v_bounds = extra_table;
+      if (Status st = launch_v_bounds(p.extra, portable::d_qk(args), extra_table, stream);
+          !st.ok()) {
+        return st;
+      }
+    }
+  }
+  // The rest of the workspace is the split strategy's.
+  ws = {static_cast<uint8_t*>(ws.data) + table_bytes, ws.bytes - table_bytes};
   if (s.strategy == kOnePass) {
     // One CTA per SM at most, each walking every units-th token (for_each_item): the next
     // token's loads overlap the end of the last one instead of waiting for a new CTA.

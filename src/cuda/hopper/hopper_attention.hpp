@@ -35,6 +35,12 @@ constexpr bool compiled() {
 // the error of a call that forces SMLA_BACKEND=hopper), e.g. "the device is sm_80".
 std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceInfo& info);
 
+// Whether the block-pair kernel (bf16 pools) reads |V| bounds from per-slot tables made by a
+// pass over the pools (src/cuda/hopper/v_bounds.hpp) instead of scanning V: when the pools
+// hold at most one slot per 16 selected entries, so that the pass costs little beside the
+// kernel and the tables fit the workspace the selection sizes. Shapes only.
+bool uses_v_bounds(const AttendArgs& args);
+
 Status plan_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info, size_t* bytes);
 Status make_plan(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Plan* plan,
                  cudaStream_t stream);

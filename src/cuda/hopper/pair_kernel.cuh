@@ -22,8 +22,10 @@
 //     Both softmaxes run at once; each consumer's own product overlaps the other's softmax.
 //
 // Rounding P to bf16 is bounded as in attend_kernel.cuh (p_rounding.hpp): every thread keeps,
-// per d_v half, the sum of |p - bf16(p)| M (M = the block's max |V| over that half, scanned
-// while S runs) over its own columns, against its share of the softmax sum. A product that
+// per d_v half, the sum of |p - bf16(p)| M (M = the block's max |V| over that half: from the
+// pools' per-slot bounds (v_bounds.hpp), which the producer folds and publishes with the
+// block, or, without them, scanned by the consumers while S runs) over its own columns,
+// against its share of the softmax sum. A product that
 // would take some thread of its owner past the budget adds its residual (p - bf16(p)) V
 // instead: from registers for the owner's own half, through the other consumer's P buffer
 // (reused once both remote products are done) for the other half.
@@ -83,7 +85,7 @@ struct PairShared {
   float* row_max;      // [64]: m0, then the pair's final maxima
   float* row_sum;      // [2][64]
   uint8_t* valid;      // [2][64]
-  uint32_t* v_max;     // [2 consumers][4 warps][2 halves]: |V| bits of the consumer's block
+  uint32_t* v_max;     // [2 blocks][4 warps][2 halves]: |V| bits of the block's rows per warp
   uint32_t* flags;     // [2 consumers][4 warps]: the block's remote product needs a residual
   float* tile_sink;    // [64]: the head tile's sinks (stage_tile_sinks)
   uint64_t* bars;
@@ -123,6 +125,16 @@ class PairProducer {
 
     const PairBlocks b(p_, token, lo, hi);
     const int pairs = b.pairs();
+    // |V| bounds of the pairs' blocks (calls with bounds tables): thread t follows row t % 64
+    // of block t / 64 of each pair, its slot id read two pairs ahead and its table word one
+    // pair ahead, so neither load is waited for on the copies' path.
+    const bool bounds = p_.main_v_bounds != nullptr;
+    int32_t next_slot = 0;
+    uint32_t word = 0;
+    if (bounds) {
+      word = table_word(b, 0, own_slot(b, 0));
+      next_slot = own_slot(b, 1);
+    }
 #pragma unroll 1
     for (int i = 0; i < pairs; ++i) {
       // The slot ids load while the producer waits for the first half to free up.
@@ -132,10 +144,14 @@ class PairProducer {
       const uint8_t* rows1[kRowsPerLane];
       row_addresses(b, 2 * i, slot[0], rows0);
       row_addresses(b, 2 * i + 1, slot[1], rows1);
-      fill(0, kHalfL, rows0, true);
-      fill(1, kHalfR, rows1, true);
-      fill(0, kHalfR, rows0, false);
-      fill(1, kHalfL, rows1, false);
+      fill(0, kHalfL, rows0, true, bounds, word);
+      fill(1, kHalfR, rows1, true, bounds, word);
+      if (bounds) {
+        word = table_word(b, i + 1, next_slot);
+        next_slot = own_slot(b, i + 2);
+      }
+      fill(0, kHalfR, rows0, false, false, 0);
+      fill(1, kHalfL, rows1, false, false, 0);
       ++pair_;
     }
   }
@@ -181,10 +197,26 @@ class PairProducer {
     }
   }
 
+  // The slot id of this thread's row of pair i for the bounds (row t % 64 of block
+  // 2 i + t / 64), -1 past the item's entries.
+  __device__ int32_t own_slot(const PairBlocks& b, int i) const {
+    const int t = static_cast<int>(threadIdx.x);
+    return slot_of(b, 2 * i + t / 64, t % 64);
+  }
+  // The bounds table's word of that row (v_bounds.hpp: bf16 magnitude bits of d_v half L in
+  // bits 0-15, of half R in bits 16-31); 0 for an invalid entry.
+  __device__ uint32_t table_word(const PairBlocks& b, int i, int32_t slot) const {
+    const bool extra = 2 * i + static_cast<int>(threadIdx.x) / 64 >= b.main_blocks;
+    const uint32_t* table = extra ? p_.extra_v_bounds : p_.main_v_bounds;
+    const int64_t slots = extra ? p_.extra.slots : p_.main.slots;
+    return slot >= 0 && slot < slots ? __ldg(table + slot) : 0;
+  }
+
   // Copies half h of this lane's rows into buffer b once its last reader freed it (with the
-  // block's valid flags when `with_flags`); the copies complete READY(b, h).
-  __device__ void fill(int b, int h, const uint8_t* const (&rows)[kRowsPerLane],
-                       bool with_flags) {
+  // block's valid flags when `with_flags`, and its |V| bound from the threads' table words
+  // when `with_bound`); the copies complete READY(b, h).
+  __device__ void fill(int b, int h, const uint8_t* const (&rows)[kRowsPerLane], bool with_flags,
+                       bool with_bound, uint32_t word) {
     ptx::mbarrier_wait(s_.free(b, h), (pair_ & 1) ^ 1);
     uint8_t* tile = s_.kv[b];
     const int group = lane_ % 8;
@@ -204,8 +236,23 @@ class PairProducer {
         ptx::cp_async_cg_16_zfill(dst + t * C::BLOCK_BYTES, valid ? src + t * 128 : src, valid);
       }
     }
+    if (with_bound) publish_v_bound(b, word);
     ptx::cp_async_mbarrier_arrive(s_.ready(b, h));
     ptx::mbarrier_arrive(s_.ready(b, h));
+  }
+
+  // Block b's bound as the consumers' scan would publish it, |V| bits per d_v half: warps
+  // 2b and 2b + 1 hold its rows' table words and fold them; the other two warps' entries stay
+  // 0 (set when the kernel starts). Called after the wait for half b's FREE, so the block's
+  // consumer has read the previous block's bounds.
+  __device__ void publish_v_bound(int b, uint32_t word) const {
+    if (warp_ / 2 != b) return;
+    const uint32_t lo = __reduce_max_sync(0xffffffffu, word & 0xFFFFu);
+    const uint32_t hi = __reduce_max_sync(0xffffffffu, word >> 16);
+    if (lane_ == 0) {
+      s_.v_max[(b * 4 + warp_) * 2 + kHalfL] = lo;
+      s_.v_max[(b * 4 + warp_) * 2 + kHalfR] = hi;
+    }
   }
 
   const AttendParams& p_;
@@ -423,8 +470,10 @@ class PairConsumer : OnlineSoftmaxRows {
 
   // The largest |V| of this consumer's block per d_v half, as bf16 magnitude bits per warp:
   // consecutive 16-byte chunks over the 128 threads (no bank conflicts), the first 16 of a
-  // thread's chunks in half L, the rest in half R.
+  // thread's chunks in half L, the rest in half R. Calls with |V| bounds skip it: the
+  // producer publishes the block's with its first half.
   __device__ void scan_v() {
+    if (p_.main_v_bounds != nullptr) return;
     const int t = static_cast<int>(threadIdx.x % 128);
     constexpr int kChunks = C::V_HALF_BYTES / 16 / 128;
 #pragma unroll
@@ -437,8 +486,8 @@ class PairConsumer : OnlineSoftmaxRows {
   }
 
   // The |V| bound of this consumer's block over its own half of d_v (bound[0]) and the other
-  // half (bound[1]); every warp's scan is visible (the caller passed a barrier all four warps
-  // reached after scanning).
+  // half (bound[1]): the producer's (published before READY of the block's first half), or
+  // every warp's scan (the caller passed a barrier all four warps reached after scanning).
   __device__ void read_v_bounds(float (&bound)[2]) const {
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
@@ -630,6 +679,8 @@ __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
     ptx::mbarrier_init(s.free(1, kHalfR), 128);
     ptx::mbarrier_init(s.q_full(), 128);
     ptx::mbarrier_init(s.q_empty(), C::CONSUMER_THREADS);
+    // Warps 2b and 2b + 1 publish block b's |V| bounds (tables), all four its scan.
+    for (int i = 0; i < 16; ++i) s.v_max[i] = 0;
   }
   __syncthreads();
   if (threadIdx.x < 128) {
@@ -656,7 +707,7 @@ Status launch_pair_attend(const AttendParams& p, int units, cudaStream_t stream)
 
 template <int D>
 AttendVariant make_pair_attend_variant() {
-  return AttendVariant{&launch_pair_attend<D>, PairConfig<D>::SMEM_BYTES};
+  return AttendVariant{&launch_pair_attend<D>, PairConfig<D>::SMEM_BYTES, true};
 }
 
 }  // namespace smla::hopper

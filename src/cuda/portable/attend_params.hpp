@@ -85,6 +85,10 @@ struct AttendParams {
   int32_t h_q = 0;
   int32_t head_tiles = 0;  // ceil(h_q / HT)
   float scale_log2 = 0;    // scale * log2(e): scores live in the exp2 domain
+  // Hopper block-pair kernel only: per slot of each pool its |V| bounds (hopper/v_bounds.hpp),
+  // or null, and the kernel scans V in shared memory instead. Both or neither.
+  const uint32_t* main_v_bounds = nullptr;
+  const uint32_t* extra_v_bounds = nullptr;
 
   // One-pass strategy (plan.segments == nullptr): the final outputs.
   uint16_t* out = nullptr;  // [T, h_q, 512] bf16

@@ -1,0 +1,22 @@
+// The |V| bounds of a bf16 pool, slot by slot, for the block-pair kernel (pair_kernel.cuh):
+// with them its producer publishes each block's bound with the block, and the consumers no
+// longer scan V in shared memory, whose reads compete with the wgmma operands'.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/portable/attend_params.hpp"
+#include "smla/status.hpp"
+
+namespace smla::hopper {
+
+// Writes, for every slot s of `pool` (bf16 rows of d_qk), bounds[s] = the largest magnitude
+// over V columns 0..255 as bf16 bits with the sign cleared (bits 0-15; a NaN's above every
+// number), the same over columns 256..511 (bits 16-31): exactly the bits the consumers' scan
+// of a tile holding that row alone finds. Rows start 16-byte aligned, as the kernels need.
+Status launch_v_bounds(const portable::PoolView& pool, int d_qk, uint32_t* bounds,
+                       cudaStream_t stream);
+
+}  // namespace smla::hopper
