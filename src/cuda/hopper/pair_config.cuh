@@ -45,8 +45,8 @@ struct PairConfig {
   static constexpr int SMALL_OFF = P1_OFF + (P0_IN_ROPE ? 1 : 2) * BLOCK_BYTES;
   static constexpr int ROWMAX_OFF = SMALL_OFF;                 // [2][64] f32
   static constexpr int ROWSUM_OFF = ROWMAX_OFF + 2 * HT * 4;   // [2][64] f32
-  static constexpr int VALID_OFF = ROWSUM_OFF + 2 * HT * 4;    // [2][64] u8
-  static constexpr int V_MAX_OFF = VALID_OFF + 2 * BN;         // [2][4 warps][2 halves] u32
+  static constexpr int ROW_WORDS_OFF = ROWSUM_OFF + 2 * HT * 4;  // [2][64] u32
+  static constexpr int V_MAX_OFF = ROW_WORDS_OFF + 2 * BN * 4;   // [2][4 warps][2 halves] u32
   static constexpr int FLAGS_OFF = V_MAX_OFF + 2 * 4 * 2 * 4;  // [2][4 warps] u32
   static constexpr int TILE_SINK_OFF = FLAGS_OFF + 2 * 4 * 4;  // [HT] f32
   static constexpr int BAR_OFF = TILE_SINK_OFF + HT * 4;

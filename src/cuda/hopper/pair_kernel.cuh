@@ -22,11 +22,11 @@
 //     Both softmaxes run at once; each consumer's own product overlaps the other's softmax.
 //
 // Rounding P to bf16 is bounded as in attend_kernel.cuh (p_rounding.hpp): every thread keeps,
-// per d_v half, the sum of |p - bf16(p)| M (M = the block's max |V| over that half: from the
-// pools' per-slot bounds (v_bounds.hpp), which the producer folds and publishes with the
-// block, or, without them, scanned by the consumers while S runs) over its own columns,
-// against its share of the softmax sum. A product that
-// would take some thread of its owner past the budget adds its residual (p - bf16(p)) V
+// per d_v half, the sum of |p - bf16(p)| M (M = the block's max |V| over that half: folded
+// from the pools' per-slot bounds (v_bounds.hpp), whose words the producer copies with the
+// block's rows, or, without them, scanned by the consumers while S runs) over its own
+// columns, against its share of the softmax sum. A product that would take some thread of
+// its owner past the budget adds its residual (p - bf16(p)) V
 // instead: from registers for the owner's own half, through the other consumer's P buffer
 // (reused once both remote products are done) for the other half.
 //
@@ -46,6 +46,7 @@
 #include "cuda/hopper/p_rounding.hpp"
 #include "cuda/hopper/pair_config.cuh"
 #include "cuda/hopper/softmax_fragments.cuh"
+#include "cuda/hopper/v_bounds.hpp"
 #include "cuda/portable/attend_params.hpp"
 #include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/cp_async.cuh"
@@ -68,7 +69,7 @@ struct PairShared {
         p{base + C::P0_OFF, base + C::P1_OFF},
         row_max(reinterpret_cast<float*>(base + C::ROWMAX_OFF)),
         row_sum(reinterpret_cast<float*>(base + C::ROWSUM_OFF)),
-        valid(base + C::VALID_OFF),
+        row_words(reinterpret_cast<uint32_t*>(base + C::ROW_WORDS_OFF)),
         v_max(reinterpret_cast<uint32_t*>(base + C::V_MAX_OFF)),
         flags(reinterpret_cast<uint32_t*>(base + C::FLAGS_OFF)),
         tile_sink(reinterpret_cast<float*>(base + C::TILE_SINK_OFF)),
@@ -84,7 +85,9 @@ struct PairShared {
   uint8_t* p[2];       // [64][64] bf16: P of block 2i (consumer 0's), of block 2i + 1
   float* row_max;      // [64]: m0, then the pair's final maxima
   float* row_sum;      // [2][64]
-  uint8_t* valid;      // [2][64]
+  // [2][64]: per row of a block, kValidRow for a valid entry (0: a zero row), and with bounds
+  // tables the rest of the row's table word (its |V| bounds, v_bounds.hpp).
+  uint32_t* row_words;
   uint32_t* v_max;     // [2 blocks][4 warps][2 halves]: |V| bits of the block's rows per warp
   uint32_t* flags;     // [2 consumers][4 warps]: the block's remote product needs a residual
   float* tile_sink;    // [64]: the head tile's sinks (stage_tile_sinks)
@@ -125,16 +128,6 @@ class PairProducer {
 
     const PairBlocks b(p_, token, lo, hi);
     const int pairs = b.pairs();
-    // |V| bounds of the pairs' blocks (calls with bounds tables): thread t follows row t % 64
-    // of block t / 64 of each pair, its slot id read two pairs ahead and its table word one
-    // pair ahead, so neither load is waited for on the copies' path.
-    const bool bounds = p_.main_v_bounds != nullptr;
-    int32_t next_slot = 0;
-    uint32_t word = 0;
-    if (bounds) {
-      word = table_word(b, 0, own_slot(b, 0));
-      next_slot = own_slot(b, 1);
-    }
 #pragma unroll 1
     for (int i = 0; i < pairs; ++i) {
       // The slot ids load while the producer waits for the first half to free up.
@@ -144,14 +137,11 @@ class PairProducer {
       const uint8_t* rows1[kRowsPerLane];
       row_addresses(b, 2 * i, slot[0], rows0);
       row_addresses(b, 2 * i + 1, slot[1], rows1);
-      fill(0, kHalfL, rows0, true, bounds, word);
-      fill(1, kHalfR, rows1, true, bounds, word);
-      if (bounds) {
-        word = table_word(b, i + 1, next_slot);
-        next_slot = own_slot(b, i + 2);
-      }
-      fill(0, kHalfR, rows0, false, false, 0);
-      fill(1, kHalfL, rows1, false, false, 0);
+      // A block's first half also brings its row words.
+      fill(0, kHalfL, rows0, bounds_table(b, 2 * i), slot[0]);
+      fill(1, kHalfR, rows1, bounds_table(b, 2 * i + 1), slot[1]);
+      fill(0, kHalfR, rows0);
+      fill(1, kHalfL, rows1);
       ++pair_;
     }
   }
@@ -197,26 +187,19 @@ class PairProducer {
     }
   }
 
-  // The slot id of this thread's row of pair i for the bounds (row t % 64 of block
-  // 2 i + t / 64), -1 past the item's entries.
-  __device__ int32_t own_slot(const PairBlocks& b, int i) const {
-    const int t = static_cast<int>(threadIdx.x);
-    return slot_of(b, 2 * i + t / 64, t % 64);
-  }
-  // The bounds table's word of that row (v_bounds.hpp: bf16 magnitude bits of d_v half L in
-  // bits 0-15, of half R in bits 16-31); 0 for an invalid entry.
-  __device__ uint32_t table_word(const PairBlocks& b, int i, int32_t slot) const {
-    const bool extra = 2 * i + static_cast<int>(threadIdx.x) / 64 >= b.main_blocks;
-    const uint32_t* table = extra ? p_.extra_v_bounds : p_.main_v_bounds;
-    const int64_t slots = extra ? p_.extra.slots : p_.main.slots;
-    return slot >= 0 && slot < slots ? __ldg(table + slot) : 0;
+  // The bounds table of block `block`'s pool (null: the call has none).
+  __device__ const uint32_t* bounds_table(const PairBlocks& b, int block) const {
+    return block < b.main_blocks ? p_.main_v_bounds : p_.extra_v_bounds;
   }
 
-  // Copies half h of this lane's rows into buffer b once its last reader freed it (with the
-  // block's valid flags when `with_flags`, and its |V| bound from the threads' table words
-  // when `with_bound`); the copies complete READY(b, h).
-  __device__ void fill(int b, int h, const uint8_t* const (&rows)[kRowsPerLane], bool with_flags,
-                       bool with_bound, uint32_t word) {
+  // Copies half h of this lane's rows into buffer b once its last reader freed it; the
+  // block's first half (`slot` given) also sets its row words: with a bounds table, by
+  // copying the rows' table words (zeros for invalid entries). The copies complete
+  // READY(b, h), so the words' readers wait for nothing else.
+  __device__ void fill(int b, int h, const uint8_t* const (&rows)[kRowsPerLane],
+                       const uint32_t* table = nullptr,
+                       const int32_t* slot = nullptr) {
+    const bool first = slot != nullptr;
     ptx::mbarrier_wait(s_.free(b, h), (pair_ & 1) ^ 1);
     uint8_t* tile = s_.kv[b];
     const int group = lane_ % 8;
@@ -226,7 +209,14 @@ class PairProducer {
     for (int k = 0; k < kRowsPerLane; ++k) {
       const int row = row_of(k);
       const bool valid = rows[k] != nullptr;
-      if (with_flags && group == 0) s_.valid[b * 64 + row] = valid;
+      if (first && group == 0) {
+        uint32_t* word = s_.row_words + b * 64 + row;
+        if (table != nullptr) {
+          ptx::cp_async_ca_4_zfill(word, valid ? table + slot[k] : table, valid);
+        } else {
+          *word = valid ? kValidRow : 0;
+        }
+      }
       // Computed here on every fill: hoisted out of the pair loop, the offsets of every row
       // and tile outnumber the producer's registers and come back from local memory.
       uint8_t* dst = tile + ptx::opaque(row * 128 + ((group ^ row) & 7) * 16);
@@ -236,23 +226,8 @@ class PairProducer {
         ptx::cp_async_cg_16_zfill(dst + t * C::BLOCK_BYTES, valid ? src + t * 128 : src, valid);
       }
     }
-    if (with_bound) publish_v_bound(b, word);
     ptx::cp_async_mbarrier_arrive(s_.ready(b, h));
     ptx::mbarrier_arrive(s_.ready(b, h));
-  }
-
-  // Block b's bound as the consumers' scan would publish it, |V| bits per d_v half: warps
-  // 2b and 2b + 1 hold its rows' table words and fold them; the other two warps' entries stay
-  // 0 (set when the kernel starts). Called after the wait for half b's FREE, so the block's
-  // consumer has read the previous block's bounds.
-  __device__ void publish_v_bound(int b, uint32_t word) const {
-    if (warp_ / 2 != b) return;
-    const uint32_t lo = __reduce_max_sync(0xffffffffu, word & 0xFFFFu);
-    const uint32_t hi = __reduce_max_sync(0xffffffffu, word >> 16);
-    if (lane_ == 0) {
-      s_.v_max[(b * 4 + warp_) * 2 + kHalfL] = lo;
-      s_.v_max[(b * 4 + warp_) * 2 + kHalfR] = hi;
-    }
   }
 
   const AttendParams& p_;
@@ -272,7 +247,11 @@ class PairProducer {
 // V4 prefill row, 19% of the consumer warps' time without an instruction). Consumer c_ owns
 // block 2i + c_ of each pair and half c_ of d_v (kHalfL = 0, kHalfR = 1); its err_[0] is its
 // own half's rounding bound, err_[1] the other half's.
-template <int D>
+//
+// kTables: the call has |V| bounds tables (AttendParams::main_v_bounds), so scan_v folds the
+// rows' table words instead of scanning V. A template argument, not a run-time branch: with
+// both forms in one kernel the consumers spill ~16 more bytes.
+template <int D, bool kTables>
 class PairConsumer : OnlineSoftmaxRows {
   using C = PairConfig<D>;
   static_assert(kHalfL == 0 && kHalfR == 1, "consumer c's half of d_v is half c");
@@ -332,7 +311,7 @@ class PairConsumer : OnlineSoftmaxRows {
 
     // Softmax of the own block against this consumer's running maxima; O_own += P V_own.
     float mx[2];
-    mask_and_row_max<8>(s, s_.valid + c_ * 64, lane_, p_.scale_log2, mx);
+    mask_and_row_max<8>(s, s_.row_words + c_ * 64, lane_, p_.scale_log2, mx);
     float m_own[2], alpha[2];
     bool moved = false;
 #pragma unroll
@@ -468,13 +447,23 @@ class PairConsumer : OnlineSoftmaxRows {
     }
   }
 
-  // The largest |V| of this consumer's block per d_v half, as bf16 magnitude bits per warp:
-  // consecutive 16-byte chunks over the 128 threads (no bank conflicts), the first 16 of a
-  // thread's chunks in half L, the rest in half R. Calls with |V| bounds skip it: the
-  // producer publishes the block's with its first half.
+  // The largest |V| of this consumer's block per d_v half, as bf16 magnitude bits per warp.
+  // With bounds tables, from its rows' table words (the producer copied them with the
+  // block's first half): thread t folds row t % 64's. Otherwise by scanning V: consecutive
+  // 16-byte chunks over the 128 threads (no bank conflicts), the first 16 of a thread's
+  // chunks in half L, the rest in half R.
   __device__ void scan_v() {
-    if (p_.main_v_bounds != nullptr) return;
     const int t = static_cast<int>(threadIdx.x % 128);
+    if constexpr (kTables) {
+      const uint32_t word = s_.row_words[c_ * 64 + t % 64];
+      const uint32_t lo = __reduce_max_sync(0xffffffffu, word & kBoundBitsL);
+      const uint32_t hi = __reduce_max_sync(0xffffffffu, (word & kBoundBitsR) >> 16);
+      if (lane_ == 0) {
+        s_.v_max[(c_ * 4 + warp_) * 2 + kHalfL] = lo;
+        s_.v_max[(c_ * 4 + warp_) * 2 + kHalfR] = hi;
+      }
+      return;
+    }
     constexpr int kChunks = C::V_HALF_BYTES / 16 / 128;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
@@ -486,8 +475,8 @@ class PairConsumer : OnlineSoftmaxRows {
   }
 
   // The |V| bound of this consumer's block over its own half of d_v (bound[0]) and the other
-  // half (bound[1]): the producer's (published before READY of the block's first half), or
-  // every warp's scan (the caller passed a barrier all four warps reached after scanning).
+  // half (bound[1]): every warp's fold (the caller passed a barrier all four warps reached
+  // after scan_v).
   __device__ void read_v_bounds(float (&bound)[2]) const {
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
@@ -660,7 +649,7 @@ class PairConsumer : OnlineSoftmaxRows {
   int item_ = 0;
 };
 
-template <int D>
+template <int D, bool kTables>
 __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
     pair_attend_kernel(const __grid_constant__ AttendParams p,
                        const __grid_constant__ QTileMap q_map) {
@@ -679,8 +668,6 @@ __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
     ptx::mbarrier_init(s.free(1, kHalfR), 128);
     ptx::mbarrier_init(s.q_full(), 128);
     ptx::mbarrier_init(s.q_empty(), C::CONSUMER_THREADS);
-    // Warps 2b and 2b + 1 publish block b's |V| bounds (tables), all four its scan.
-    for (int i = 0; i < 16; ++i) s.v_max[i] = 0;
   }
   __syncthreads();
   if (threadIdx.x < 128) {
@@ -692,7 +679,7 @@ __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
     // Broadcast from lane 0 so that ptxas treats the consumer index as warp-uniform: wgmmas
     // under a branch it cannot prove uniform are serialized.
     const int consumer = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128 - 1, 0);
-    PairConsumer<D> consumer_role(p, s, consumer);
+    PairConsumer<D, kTables> consumer_role(p, s, consumer);
     run_items(p, consumer_role);
   }
 #endif
@@ -701,7 +688,12 @@ __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
 template <int D>
 Status launch_pair_attend(const AttendParams& p, int units, cudaStream_t stream) {
   using C = PairConfig<D>;
-  return launch_attend_kernel<C::THREADS, C::SMEM_BYTES, D>(pair_attend_kernel<D>,
+  // The pair of kernels (with and without tables) makes the pass and its tables one choice.
+  if (p.main_v_bounds != nullptr) {
+    return launch_attend_kernel<C::THREADS, C::SMEM_BYTES, D>(
+        pair_attend_kernel<D, true>, "pair_attend_kernel (bounds tables)", p, units, stream);
+  }
+  return launch_attend_kernel<C::THREADS, C::SMEM_BYTES, D>(pair_attend_kernel<D, false>,
                                                             "pair_attend_kernel", p, units, stream);
 }
 

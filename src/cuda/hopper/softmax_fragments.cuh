@@ -28,10 +28,10 @@ __device__ __forceinline__ uint32_t bf16x2_residual(float x, float y, uint32_t p
 }
 
 // Scales S (J blocks of 8 columns) to the exp2 domain, -inf where valid[column] is 0 (valid
-// points at the fragment's column 0), and returns each row's maximum over all four lanes of
-// its quad.
-template <int J>
-__device__ __forceinline__ void mask_and_row_max(float (&s)[4 * J], const uint8_t* valid,
+// points at the fragment's column 0: bytes, or the block-pair kernel's row words), and
+// returns each row's maximum over all four lanes of its quad.
+template <int J, class Flag>
+__device__ __forceinline__ void mask_and_row_max(float (&s)[4 * J], const Flag* valid,
                                                  int lane, float scale_log2, float (&mx)[2]) {
   mx[0] = mx[1] = -INFINITY;
 #pragma unroll

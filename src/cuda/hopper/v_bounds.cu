@@ -36,7 +36,7 @@ __global__ void v_bounds_kernel(portable::PoolView pool, int d_qk, uint32_t* bou
     }
     const uint32_t bits = max(m & 0x7FFFu, (m >> 16) & 0x7FFFu);
     const uint32_t upper = __shfl_sync(0xffffffffu, bits, 16);
-    if (lane == 0) bounds[slot] = bits | (upper << 16);
+    if (lane == 0) bounds[slot] = bits | (upper << 16) | kValidRow;
   }
 }
 

@@ -12,10 +12,17 @@
 
 namespace smla::hopper {
 
-// Writes, for every slot s of `pool` (bf16 rows of d_qk), bounds[s] = the largest magnitude
-// over V columns 0..255 as bf16 bits with the sign cleared (bits 0-15; a NaN's above every
-// number), the same over columns 256..511 (bits 16-31): exactly the bits the consumers' scan
-// of a tile holding that row alone finds. Rows start 16-byte aligned, as the kernels need.
+// A slot's word: the largest magnitude over V columns 0..255 as bf16 bits with the sign
+// cleared (kBoundBitsL; a NaN's above every number), the same over columns 256..511
+// (kBoundBitsR), and kValidRow set, so that the kernel's row words (valid flag and bounds)
+// come from one 4-byte copy of it, and an invalid entry's zero-filled word reads as invalid.
+inline constexpr uint32_t kBoundBitsL = 0x00007FFFu;
+inline constexpr uint32_t kBoundBitsR = 0x7FFF0000u;
+inline constexpr uint32_t kValidRow = 0x80000000u;
+
+// Writes every slot's word of `pool` (bf16 rows of d_qk) to bounds[slot]: its bounds are
+// exactly the bits the consumers' scan of a tile holding that row alone finds. Rows start
+// 16-byte aligned, as the kernels need.
 Status launch_v_bounds(const portable::PoolView& pool, int d_qk, uint32_t* bounds,
                        cudaStream_t stream);
 
