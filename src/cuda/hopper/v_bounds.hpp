@@ -1,6 +1,7 @@
 // The |V| bounds of a bf16 pool, slot by slot, for the block-pair kernel (pair_kernel.cuh):
-// with them its producer publishes each block's bound with the block, and the consumers no
-// longer scan V in shared memory, whose reads compete with the wgmma operands'.
+// with them its producer copies each row's word with the row, and the consumers fold one
+// word each instead of scanning V in shared memory, whose reads compete with the wgmma
+// operands'.
 #pragma once
 
 #include <cuda_runtime.h>
