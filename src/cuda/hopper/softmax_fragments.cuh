@@ -83,8 +83,7 @@ __device__ __forceinline__ uint32_t max_abs_bf16_bits(const uint8_t* first) {
     a = ptx::max_abs_bf16x2(a, v.z);
     b = ptx::max_abs_bf16x2(b, v.w);
   }
-  const uint32_t m = ptx::max_abs_bf16x2(a, b);
-  return max(m & 0x7FFFu, (m >> 16) & 0x7FFFu);
+  return ptx::bf16x2_magnitude_bits(ptx::max_abs_bf16x2(a, b));
 }
 
 // The reference maximum of a row whose largest score so far is `top` (exp2 domain): top

@@ -34,7 +34,7 @@ __global__ void v_bounds_kernel(portable::PoolView pool, int d_qk, uint32_t* bou
     for (int offset = 8; offset > 0; offset /= 2) {
       m = ptx::max_abs_bf16x2(m, __shfl_xor_sync(0xffffffffu, m, offset));
     }
-    const uint32_t bits = max(m & 0x7FFFu, (m >> 16) & 0x7FFFu);
+    const uint32_t bits = ptx::bf16x2_magnitude_bits(m);
     const uint32_t upper = __shfl_sync(0xffffffffu, bits, 16);
     if (lane == 0) bounds[slot] = bits | (upper << 16) | kValidRow;
   }

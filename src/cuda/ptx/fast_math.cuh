@@ -1,4 +1,4 @@
-// Single-instruction arithmetic for the softmax and the |V| check of the Hopper consumers.
+// Short arithmetic for the softmax and the |V| check of the Hopper kernels.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,13 @@ __device__ __forceinline__ uint32_t max_abs_bf16x2(uint32_t a, uint32_t b) {
   uint32_t d;
   asm("max.NaN.xorsign.abs.bf16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
   return d;
+}
+
+// The larger magnitude of a max_abs_bf16x2 result's two halves, as bf16 bits with the sign
+// cleared (0..0x7FFF, a NaN's above every number's). The one place that turns the folds into
+// |V| bits, so the block-pair kernel's scan and the bounds-table pass give the same bits.
+__device__ __forceinline__ uint32_t bf16x2_magnitude_bits(uint32_t m) {
+  return max(m & 0x7FFFu, (m >> 16) & 0x7FFFu);
 }
 
 }  // namespace smla::ptx
