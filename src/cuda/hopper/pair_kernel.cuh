@@ -106,7 +106,8 @@ struct PairBlocks {
 };
 
 // ---- producer warpgroup ----------------------------------------------------------------------
-template <int D>
+// kTables as for PairConsumer: the row words come from the bounds tables.
+template <int D, bool kTables>
 class PairProducer {
   using C = PairConfig<D>;
   using Rows = Bf16Groups<D>;
@@ -128,6 +129,9 @@ class PairProducer {
 
     const PairBlocks b(p_, token, lo, hi);
     const int pairs = b.pairs();
+    // The slot id of this thread's row word (word_buffer(), word_row()) for the pair at
+    // hand, read one pair ahead.
+    int32_t word_slot = slot_of(b, word_buffer(), word_row());
 #pragma unroll 1
     for (int i = 0; i < pairs; ++i) {
       // The slot ids load while the producer waits for the first half to free up.
@@ -138,10 +142,15 @@ class PairProducer {
       row_addresses(b, 2 * i, slot[0], rows0);
       row_addresses(b, 2 * i + 1, slot[1], rows1);
       // A block's first half also brings its row words.
-      fill(0, kHalfL, rows0, bounds_table(b, 2 * i), slot[0]);
-      fill(1, kHalfR, rows1, bounds_table(b, 2 * i + 1), slot[1]);
-      fill(0, kHalfR, rows0);
-      fill(1, kHalfL, rows1);
+      fill(0, kHalfL, rows0, [&] {
+        if (word_buffer() == 0) set_row_word(b, 2 * i, word_slot);
+      });
+      fill(1, kHalfR, rows1, [&] {
+        if (word_buffer() == 1) set_row_word(b, 2 * i + 1, word_slot);
+      });
+      word_slot = slot_of(b, 2 * (i + 1) + word_buffer(), word_row());
+      fill(0, kHalfR, rows0, [] {});
+      fill(1, kHalfL, rows1, [] {});
       ++pair_;
     }
   }
@@ -187,20 +196,35 @@ class PairProducer {
     }
   }
 
-  // The bounds table of block `block`'s pool (null: the call has none).
-  __device__ const uint32_t* bounds_table(const PairBlocks& b, int block) const {
-    return block < b.main_blocks ? p_.main_v_bounds : p_.extra_v_bounds;
+  // Thread t sets the row word of row t % 64 of buffer t / 64 (whole warps per buffer, so the
+  // choice never splits a warp); the row's copying lanes do not, which keeps the copy loop
+  // free of divergent branches.
+  __device__ int word_buffer() const { return warp_ / 2; }
+  __device__ int word_row() const { return static_cast<int>(threadIdx.x) % 64; }
+
+  // This thread's row word for block `block` (in buffer word_buffer()), whose slot id is
+  // `slot`: kValidRow or 0 from the slot alone, or with tables the slot's table word (zeros
+  // for an invalid entry) by cp.async, which completes with the thread's copies.
+  __device__ void set_row_word(const PairBlocks& b, int block, int32_t slot) const {
+    const bool main = block < b.main_blocks;
+    const bool valid = slot >= 0 && slot < (main ? p_.main.slots : p_.extra.slots);
+    uint32_t* word = s_.row_words + word_buffer() * 64 + word_row();
+    if constexpr (kTables) {
+      const uint32_t* table = main ? p_.main_v_bounds : p_.extra_v_bounds;
+      ptx::cp_async_ca_4_zfill(word, valid ? table + slot : table, valid);
+    } else {
+      *word = valid ? kValidRow : 0;
+    }
   }
 
-  // Copies half h of this lane's rows into buffer b once its last reader freed it; the
-  // block's first half (`slot` given) also sets its row words: with a bounds table, by
-  // copying the rows' table words (zeros for invalid entries). The copies complete
-  // READY(b, h), so the words' readers wait for nothing else.
+  // Copies half h of this lane's rows into buffer b once its last reader freed it, after
+  // `once_free` (a block's first half: its row words). The copies complete READY(b, h), so
+  // the words' readers wait for nothing else.
+  template <class OnceFree>
   __device__ void fill(int b, int h, const uint8_t* const (&rows)[kRowsPerLane],
-                       const uint32_t* table = nullptr,
-                       const int32_t* slot = nullptr) {
-    const bool first = slot != nullptr;
+                       OnceFree once_free) {
     ptx::mbarrier_wait(s_.free(b, h), (pair_ & 1) ^ 1);
+    once_free();
     uint8_t* tile = s_.kv[b];
     const int group = lane_ % 8;
     const int tile0 = h == kHalfL ? 0 : C::L_BLOCKS;
@@ -209,14 +233,6 @@ class PairProducer {
     for (int k = 0; k < kRowsPerLane; ++k) {
       const int row = row_of(k);
       const bool valid = rows[k] != nullptr;
-      if (first && group == 0) {
-        uint32_t* word = s_.row_words + b * 64 + row;
-        if (table != nullptr) {
-          ptx::cp_async_ca_4_zfill(word, valid ? table + slot[k] : table, valid);
-        } else {
-          *word = valid ? kValidRow : 0;
-        }
-      }
       // Computed here on every fill: hoisted out of the pair loop, the offsets of every row
       // and tile outnumber the producer's registers and come back from local memory.
       uint8_t* dst = tile + ptx::opaque(row * 128 + ((group ^ row) & 7) * 16);
@@ -672,7 +688,7 @@ __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
   __syncthreads();
   if (threadIdx.x < 128) {
     ptx::setmaxnreg_dec<C::PRODUCER_REGS>();
-    PairProducer<D> producer(p, q_map, s);
+    PairProducer<D, kTables> producer(p, q_map, s);
     run_items(p, producer);
   } else {
     ptx::setmaxnreg_inc<C::CONSUMER_REGS>();
