@@ -217,14 +217,14 @@ class PairProducer {
     }
   }
 
-  // Copies half h of this lane's rows into buffer b once its last reader freed it, after
-  // `once_free` (a block's first half: its row words). The copies complete READY(b, h), so
-  // the words' readers wait for nothing else.
-  template <class OnceFree>
+  // Copies half h of this lane's rows into buffer b once its last reader freed it, then runs
+  // `after_copies` (a block's first half: its row words; after the rows, whose copies are
+  // what the consumers wait for). Both complete READY(b, h), so the words' readers wait for
+  // nothing else.
+  template <class AfterCopies>
   __device__ void fill(int b, int h, const uint8_t* const (&rows)[kRowsPerLane],
-                       OnceFree once_free) {
+                       AfterCopies after_copies) {
     ptx::mbarrier_wait(s_.free(b, h), (pair_ & 1) ^ 1);
-    once_free();
     uint8_t* tile = s_.kv[b];
     const int group = lane_ % 8;
     const int tile0 = h == kHalfL ? 0 : C::L_BLOCKS;
@@ -242,6 +242,7 @@ class PairProducer {
         ptx::cp_async_cg_16_zfill(dst + t * C::BLOCK_BYTES, valid ? src + t * 128 : src, valid);
       }
     }
+    after_copies();
     ptx::cp_async_mbarrier_arrive(s_.ready(b, h));
     ptx::mbarrier_arrive(s_.ready(b, h));
   }
