@@ -34,12 +34,13 @@ const CommandSpec kSpec{
       "figure"},
      {"--format", "F",
       "run every row with its pools in format F (bf16, fp8_v32, fp8_ds_mla, int8_ds_mla), "
-      "leaving out the rows whose d_qk F cannot hold; such a GPU row has no FlashMLA figure"},
+      "leaving out the rows whose d_qk F cannot hold; a GPU row whose formats then differ from "
+      "its anchor's has no FlashMLA figure"},
      {"--sigma", "S",
       "q and kv ~ N(0, S^2) (default 0.1, BENCHMARKS.md's data, on which FlashMLA's figures were "
       "measured). S = 1 is closer to a model's normalized latents: the Hopper path then takes "
       "its P-rounding residual product on most steps (docs/hopper-path.md)"},
-     {"--reps", "N", "timed repetitions, median reported (default: CPU 3, GPU 20)"},
+     {"--reps", "N", "timed repetitions, median reported (default: CPU 3, 1 with --quick; GPU 20)"},
      {"--backend", "B", "auto | cpu | portable | hopper (default auto; sets SMLA_BACKEND)"},
      {"--quick", nullptr, "fewer tokens on the CPU, the first row of each kind on the GPU"}},
     0,
