@@ -9,7 +9,7 @@
 //   2. S = Q·K^T with mma.sync m16n8k16 (bf16 in, f32 out), d_qk split over warps,
 //   3. online softmax in the exp2 domain; P is split into bf16 hi + lo parts,
 //   4. O += P_hi·V + P_lo·V with d_v = 512 split over the 8 warps (V = first 512 columns of
-//      K). P in bf16 alone (as FlashMLA does) carries a relative error of 2^-9 per weight;
+//      K). P in bf16 alone (as FlashMLA does) carries a relative error of 2^-8 per weight;
 //      when values of |V| ~ 1 cancel in a sum, that exceeds SPEC's 1e-3 absolute bound on
 //      out. The lo part brings P to ~2^-17 at the price of a second P·V MMA per step.
 // One-pass mode writes the final bf16 out / lse / max_logits; split mode (a plan is given)
