@@ -3,13 +3,13 @@
 //
 // A CTA computes 64 heads of one token over a range of that token's selected entries (main
 // pool first, then extra pool), 64 entries per step, with three warpgroups:
-//   producer (warpgroup 0, registers cut to 104): per item, Q into a swizzled tile
-//     (TMA); per step, the 64 selected rows into a two-stage ring of swizzled bf16 tiles,
-//     four lanes per row: pieces stored as bf16 (bf16 rows, the RoPE of fp8 rows) by cp.async,
-//     handed over without waiting for them (the copies complete the stage's mbarrier, as Q's
-//     complete q_full); quantized pieces loaded into registers, both of a lane's rows at once
-//     (the next step's rows prefetched into L2 meanwhile), dequantized and stored. Invalid
-//     entries become zero rows and are flagged.
+//   producer (warpgroup 0, registers cut to 104): per item, Q into a swizzled tile (TMA, or
+//     cp.async where q has no map); per step, the 64 selected rows into a two-stage ring of
+//     swizzled bf16 tiles, four lanes per row: pieces stored as bf16 (bf16 rows, the RoPE of fp8
+//     rows) by cp.async, handed over without waiting for them (the copies complete the stage's
+//     mbarrier, as Q's complete q_full); quantized pieces loaded into registers, both of a lane's
+//     rows at once (the next step's rows prefetched into L2 meanwhile), dequantized and stored.
+//     Invalid entries become zero rows and are flagged.
 //   consumers (warpgroups 1 and 2, registers raised to 200): consumer c computes
 //     S[:, 32c : 32c + 32] = Q·K^T with wgmma (both operands in shared memory), the two
 //     exchange row maxima through shared memory (online softmax in the exp2 domain), write P

@@ -22,7 +22,7 @@
 //                                     ahead of the loads
 //   kScalesBoundV    the producer bounds V's magnitudes from the row's scales (the two
 //                    members below), so the consumers need not scan V (p_rounding.hpp); false
-//                    for bf16, whose values only a scan bounds
+//                    for bf16, whose values only a scan bounds, and for fp8_ds_mla (below)
 //   kMaxCode         the largest magnitude of a quantized code
 //   half_scale_bits(scales, h) -> uint32_t   the largest |scale| over the quantized groups of
 //                                     d_v half h (columns 256 h .. 256 h + 255) as f32 bits, a
@@ -138,7 +138,7 @@ struct Fp8DsMlaGroups {
   // (a 16-byte aligned block, then block_size x 576 B of data, then 8 B per token).
   using Scales = uint2;
   // Scanned: UE8M0 (power-of-two) scales bound |V| only within 2x, and the residual steps
-  // that loose a bound adds cost more than the scan (docs/perf-notes.md: V4 decode rows 1-4%
+  // that loose a bound adds cost more than the scan (docs/perf-notes.md: V4 decode rows 1-5%
   // slower with the bound from scales); and V ends with the RoPE block, which is copied.
   static constexpr bool kScalesBoundV = false;
 

@@ -7,10 +7,11 @@
 // A CTA computes 64 heads of one token over a range of its entries (main pool, then extra
 // pool), two blocks per iteration ("pair" i: block 2i in buffer 0, block 2i + 1 in buffer 1;
 // an odd last block pairs with an all-invalid one). Three warpgroups:
-//   producer (warpgroup 0): Q per item (TMA); per pair, the four half-buffers by cp.async in the
-//     order the consumers need them: L of buffer 0, R of buffer 1, R of buffer 0, L of buffer
-//     1 (L = d blocks 0..3, R = the rest), each once its readers freed it, each completing its
-//     READY mbarrier by itself. Eight lanes copy a row's 128 bytes of a 64-column tile.
+//   producer (warpgroup 0): Q per item (TMA, or cp.async where q has no map); per pair, the four
+//     half-buffers by cp.async in the order the consumers need them: L of buffer 0, R of buffer 1,
+//     R of buffer 0, L of buffer 1 (L = d blocks 0..3, R = the rest), each once its readers freed
+//     it, each completing its READY mbarrier by itself. Eight lanes copy a row's 128 bytes of a
+//     64-column tile.
 //   consumer c (warpgroup 1 + c) holds O[:, 256c : 256c + 256] ("its half" of d_v) and, per
 //     pair, for its own block b = c:
 //       S = Q K_b^T (consumer 0 issues the next pair's S behind its last product);
@@ -27,8 +28,9 @@
 // block's rows, or, without them, scanned by the consumers while S runs) over its own
 // columns, against its share of the softmax sum. A product that would take some thread of
 // its owner past the budget adds its residual (p - bf16(p)) V
-// instead: from registers for the owner's own half, through the other consumer's P buffer
-// (reused once both remote products are done) for the other half.
+// instead: from registers for the owner's own half; for the other half, the owner writes
+// the residual into its own P buffer (free once both remote products are done) and the
+// other consumer multiplies it.
 //
 // One-pass and split mode as in attend_kernel.cuh; results are a pure function of the inputs
 // and the plan.
@@ -83,7 +85,7 @@ struct PairShared {
   uint8_t* q;          // [64][D] bf16, swizzled blocks
   uint8_t* kv[2];      // [64][D] bf16 each: block 2i, block 2i + 1
   uint8_t* p[2];       // [64][64] bf16: P of block 2i (consumer 0's), of block 2i + 1
-  float* row_max;      // [64]: m0, then the pair's final maxima
+  float* row_max;      // [2][64]: per consumer, its block's row maxima (exp2 domain)
   float* row_sum;      // [2][64]
   // [2][64]: per row of a block, kValidRow for a valid entry (0: a zero row), and with bounds
   // tables the rest of the row's table word (its |V| bounds, v_bounds.hpp).

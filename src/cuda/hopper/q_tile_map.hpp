@@ -1,6 +1,6 @@
 // The TMA descriptor of a call's q, so that one producer thread loads a CTA's Q tile (FlashMLA
-// does the same) instead of 128 threads issuing 16-byte copies, which took a quarter of the
-// producer's time on the short decode items (docs/perf-notes.md).
+// does the same) instead of 128 threads issuing 16-byte copies (the V3.2 b = 2 decode row 36.7
+// -> 35.5 us; docs/perf-log.md, "Q by TMA").
 #pragma once
 
 #include <cuda.h>

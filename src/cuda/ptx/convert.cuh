@@ -1,4 +1,5 @@
-// Hardware number-format conversions used by the KV-row dequantizers.
+// Hardware number-format conversions: the KV-row dequantizers' and P's, the residual's and
+// the results' bf16 packing.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -24,7 +24,7 @@ __device__ __forceinline__ void cp_async_ca_8_zfill(void* dst, const void* src, 
                : "memory");
 }
 
-// cp.async.ca.shared.global [dst], [src], 4, src_bytes  (a single f32 scale)
+// cp.async.ca.shared.global [dst], [src], 4, src_bytes  (4 bytes: an f32 scale, a bounds word)
 __device__ __forceinline__ void cp_async_ca_4_zfill(void* dst, const void* src, bool valid) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
                "r"(valid ? 4 : 0)
