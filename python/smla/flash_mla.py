@@ -109,8 +109,16 @@ def _check_config(meta: FlashMLASchedMeta, config: FlashMLASchedMeta.Config) -> 
 
 
 def _decode_format(k_cache, format, is_fp8_kvcache, d_qk, name):
-    if format is None:
+    inferred = format is None
+    if inferred:
         format = infer_format(k_cache, d_qk, None, name)
+    if inferred and format == "int8_ds_mla" and is_fp8_kvcache:
+        # 528 bytes is also FlashMLA's DeepSeek-V4.1 fp8 layout (512 e4m3 + 16 UE8M0 scales),
+        # which a caller passing is_fp8_kvcache=True most likely holds.
+        raise NotBuiltError(
+            f"{name}: 528 bytes per token with is_fp8_kvcache=True is FlashMLA's DeepSeek-V4.1 "
+            f"fp8 layout, which smla does not read yet (SPEC §2 lists it as planned); an "
+            f"int8_ds_mla cache has 528 bytes too and takes is_fp8_kvcache=False")
     if format.startswith("fp8") != bool(is_fp8_kvcache):
         raise InvalidArgumentError(
             f"is_fp8_kvcache: {name} holds {format}, so is_fp8_kvcache must be "

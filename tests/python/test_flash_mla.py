@@ -149,6 +149,18 @@ def test_with_kvcache_argument_errors(rng):
                                indices=idx)
 
 
+def test_with_kvcache_names_the_v41_layout(rng):
+    # 528 bytes per token is int8_ds_mla and FlashMLA's DeepSeek-V4.1 fp8 layout alike: with
+    # is_fp8_kvcache=True the caller holds the latter, which smla does not read yet.
+    w = _decode_workload(rng, 512, "int8_ds_mla", None)
+    with pytest.raises(NotImplementedError, match="V4.1"):
+        flash_mla_with_kvcache(w["q"], w["k_cache"], None, None, 512, None,
+                               is_fp8_kvcache=True, indices=w["indices"])
+    out, _ = flash_mla_with_kvcache(w["q"], w["k_cache"], None, None, 512, None,
+                                    is_fp8_kvcache=False, indices=w["indices"])
+    assert out.shape == (3, 2, 8, 512)
+
+
 def test_sparse_fwd_argument_errors(rng):
     q = make_q(rng, 2, 4, 576)
     kv = make_rows(rng, 8, 576)[:, None, :]
