@@ -2,6 +2,7 @@
 // against the same library calls made in-process, and that a bad input file fails with
 // exit 1 and leaves no output behind. The binary is $SMLA_CLI, else the one this build made.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -392,6 +393,37 @@ TEST_F(Cli, MalformedInputsExitOneAndWriteNothing) {
   const CliResult r = run_cli(run + "--q " + path("fortran_q.npy") + " --indices " +
                               path("idx.npy") + good_kv + " --json 2>/dev/null");
   EXPECT_NE(r.out.find("fortran_q.npy: fortran_order is True"), std::string::npos) << r.out;
+}
+
+// Every output needs a file of its own, the scale must be a float32, and when one output
+// cannot be put in place none of them stays.
+TEST_F(Cli, RunWritesAllOfItsOutputsOrNone) {
+  save("q.npy", NpyArray::zeros(NpyDType::f32, {1, 1, 512}));
+  save("idx.npy", NpyArray::zeros(NpyDType::i32, {1, 1}));
+  save("rows.npy", NpyArray::zeros(NpyDType::f32, {2, 512}));
+  ASSERT_EQ(
+      run_cli("quantize --format bf16 --block-size 2 " + path("rows.npy") + " " + path("kv.npy"))
+          .exit_code,
+      0);
+  const std::string inputs = "run --format bf16 --block-size 2 --q " + path("q.npy") +
+                             " --indices " + path("idx.npy") + " --cache " + path("kv.npy");
+  const std::string outputs = " --out " + path("out.npy") + " --lse ";
+  for (const std::string& usage :
+       {inputs + " --scale 0.1" + outputs + path("out.npy"),
+        inputs + " --scale 0.1 --max-logits " + path("m.npy") + outputs + path("m.npy"),
+        inputs + " --scale 3.5e38" + outputs + path("lse.npy"),
+        inputs + " --scale 1e-50" + outputs + path("lse.npy")}) {
+    EXPECT_EQ(run_cli(usage + " 2>/dev/null").exit_code, 2) << "smla " << usage;
+  }
+  ASSERT_EQ(mkdir(path("lse_dir").c_str(), 0700), 0);
+  const size_t files = file_count();
+  const CliResult r = run_cli(inputs + " --scale 0.1" + outputs + path("lse_dir") +
+                              " --json 2>/dev/null");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("lse_dir: cannot rename into place"), std::string::npos) << r.out;
+  EXPECT_FALSE(exists("out.npy"));
+  EXPECT_EQ(file_count(), files) << "a failed run left a file behind";
+  EXPECT_EQ(run_cli(inputs + " --scale 1e-40" + outputs + path("lse.npy")).exit_code, 0);
 }
 
 TEST_F(Cli, QuickCpuBenchPassesItsCheck) {

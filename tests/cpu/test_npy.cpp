@@ -2,6 +2,7 @@
 // format versions, and one test per way a file can be malformed, each of which must be an
 // NpyError whose message names the file and the problem.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -195,6 +196,24 @@ TEST_F(NpyFiles, CommittedBatchWritesEveryFile) {
   batch.commit();
   EXPECT_EQ(read_npy(path("a.npy")).shape, (std::vector<int64_t>{1}));
   EXPECT_EQ(read_npy(path("b.npy")).shape, (std::vector<int64_t>{3}));
+}
+
+TEST_F(NpyFiles, AFailedRenameTakesBackTheFilesAlreadyInPlace) {
+  ASSERT_EQ(mkdir(path("b.npy").c_str(), 0700), 0);  // a directory: renaming onto it fails
+  {
+    NpyWriteBatch batch;
+    batch.stage(path("a.npy"), NpyArray::zeros(NpyDType::f32, {1}));
+    batch.stage(path("b.npy"), NpyArray::zeros(NpyDType::f32, {1}));
+    EXPECT_THROW(batch.commit(), NpyError);
+    EXPECT_FALSE(exists(path("a.npy")));
+  }  // the command's error path destroys the batch like this
+  EXPECT_FALSE(exists(path("b.npy") + ".tmp-smla-" + std::to_string(getpid())));
+}
+
+TEST_F(NpyFiles, OnePathIsStagedOncePerBatch) {
+  NpyWriteBatch batch;
+  batch.stage(path("a.npy"), NpyArray::zeros(NpyDType::f32, {1}));
+  EXPECT_THROW(batch.stage(path("a.npy"), NpyArray::zeros(NpyDType::u8, {3})), NpyError);
 }
 
 TEST_F(NpyFiles, WritingIntoAMissingDirectoryFails) {

@@ -1,6 +1,7 @@
 #include "args.hpp"
 
 #include <cerrno>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -160,6 +161,17 @@ double Args::parse_real(const char* name, const std::string& text, double min,
 
 double Args::real(const char* name) const {
   return parse_real(name, required(name), -INFINITY, INFINITY);
+}
+
+float Args::real_f32(const char* name) const {
+  const std::string text = required(name);
+  const double parsed = parse_real(name, text, -FLT_MAX, FLT_MAX);
+  const auto single = static_cast<float>(parsed);
+  if (parsed != 0.0 && single == 0.0f) {
+    throw usage_error(std::string(name) + " expects a number float32 holds, got '" + text +
+                      "' (below its smallest magnitude)");
+  }
+  return single;
 }
 
 double Args::real(const char* name, double fallback, double min, double max) const {

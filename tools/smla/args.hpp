@@ -45,6 +45,8 @@ class Args {
   int64_t integer(const char* name, int64_t fallback, int64_t min, int64_t max) const;
   int64_t required_integer(const char* name, int64_t min, int64_t max) const;
   double real(const char* name) const;  // required, finite
+  // Required and representable as a float: finite there, and nonzero there unless zero.
+  float real_f32(const char* name) const;
   // Optional, finite and in [min, max].
   double real(const char* name, double fallback, double min, double max) const;
   const std::vector<std::string>& positional() const { return positional_; }

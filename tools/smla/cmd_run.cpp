@@ -2,6 +2,8 @@
 // tool (NumPy, a test of another implementation) can drive smla without bindings.
 #include <cstdio>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "args.hpp"
 #include "cli.hpp"
@@ -52,6 +54,24 @@ TensorView optional_view(std::optional<NpyInput>& input) {
   return input ? view_of(input->array) : TensorView{};
 }
 
+// --out, then --lse and --max-logits where given: each output needs a file of its own (two
+// outputs staged for one path would overwrite each other).
+std::vector<std::string> distinct_outputs(const Args& args, const std::string& out_path) {
+  std::vector<std::string> paths{out_path};
+  for (const char* option : {"--lse", "--max-logits"}) {
+    std::optional<std::string> path = args.value(option);
+    if (!path) continue;
+    for (const std::string& earlier : paths) {
+      if (*path == earlier) {
+        throw usage_error(std::string(option) + " names the same file as another output: " +
+                          *path);
+      }
+    }
+    paths.push_back(*path);
+  }
+  return paths;
+}
+
 }  // namespace
 
 int run_command(const std::vector<std::string>& argv) {
@@ -60,8 +80,9 @@ int run_command(const std::vector<std::string>& argv) {
   // Parse every option before reading any file: a usage error must not depend on file contents.
   const KvFormat format = format_option(args, "--format");
   const int32_t block_size = block_size_option(args);
-  const float scale = static_cast<float>(args.real("--scale"));
+  const float scale = args.real_f32("--scale");
   const std::string out_path = args.required("--out");
+  const std::vector<std::string> output_paths = distinct_outputs(args, out_path);
   const bool has_extra = args.flag("--extra-cache");
   if (has_extra != args.flag("--extra-indices")) {
     throw usage_error("--extra-cache and --extra-indices go together");
@@ -116,30 +137,23 @@ int run_command(const std::vector<std::string>& argv) {
   check_status(attend(attend_args, {workspace_bytes ? workspace.data() : nullptr, workspace_bytes}),
                "run");
 
-  std::vector<std::string> written{out_path};
   NpyWriteBatch batch;
   batch.stage(out_path, f32_from_bf16(out_bf16, {tokens, heads, kDv}));
-  if (std::optional<std::string> path = args.value("--lse")) {
-    batch.stage(*path, lse);
-    written.push_back(*path);
-  }
-  if (std::optional<std::string> path = args.value("--max-logits")) {
-    batch.stage(*path, max_logits);
-    written.push_back(*path);
-  }
+  if (std::optional<std::string> path = args.value("--lse")) batch.stage(*path, lse);
+  if (std::optional<std::string> path = args.value("--max-logits")) batch.stage(*path, max_logits);
   batch.commit();
 
   if (args.json()) {
     JsonObject json;
     json.add("command", "run").add("ok", true).add("backend", "cpu").add("tokens", tokens);
     json.add("h_q", heads).add("d_qk", d_qk).add("format", format_name(format));
-    json.add("outputs", written);
+    json.add("outputs", output_paths);
     std::printf("%s\n", json.str().c_str());
   } else {
     std::printf("attended %lld tokens x %lld heads (d_qk %d, %s cache) on the CPU reference; wrote",
                 static_cast<long long>(tokens), static_cast<long long>(heads), d_qk,
                 format_name(format));
-    for (const std::string& path : written) std::printf(" %s", path.c_str());
+    for (const std::string& path : output_paths) std::printf(" %s", path.c_str());
     std::printf("\n");
   }
   return kExitOk;

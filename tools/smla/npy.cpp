@@ -286,6 +286,9 @@ NpyWriteBatch::~NpyWriteBatch() {
 
 void NpyWriteBatch::stage(const std::string& path, const NpyArray& array) {
   // Next to the target, so the final rename stays on one file system and is atomic.
+  for (const auto& staged : staged_) {
+    if (staged.second == path) fail(path, "staged twice in one batch");
+  }
   const std::string temporary = path + ".tmp-smla-" + std::to_string(getpid());
   staged_.emplace_back(temporary, path);
   std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
@@ -297,8 +300,11 @@ void NpyWriteBatch::stage(const std::string& path, const NpyArray& array) {
 }
 
 void NpyWriteBatch::commit() {
-  for (const auto& [temporary, target] : staged_) {
+  for (size_t i = 0; i < staged_.size(); ++i) {
+    const auto& [temporary, target] = staged_[i];
     if (std::rename(temporary.c_str(), target.c_str()) != 0) {
+      // The outputs already in place go too: all of the batch appears, or none of it.
+      for (size_t j = 0; j < i; ++j) std::remove(staged_[j].second.c_str());
       fail(target, "cannot rename into place");
     }
   }

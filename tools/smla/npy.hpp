@@ -53,8 +53,10 @@ NpyArray parse_npy(const std::string& name, const std::string& contents);
 std::string serialize_npy(const NpyArray& array);  // format 1.0, or 2.0 for huge headers
 
 // Writes several files so that either all of them appear or none does: each is written to
-// a temporary name next to its target, and only commit() renames them into place. Files
-// staged but not committed (an error happened in between) are removed on destruction.
+// a temporary name next to its target, and only commit() renames them into place; when a
+// rename fails, the targets already renamed are removed again (one that existed before is
+// then gone, its old contents already replaced). Files staged but not committed (an error
+// happened in between) are removed on destruction. A path can be staged once per batch.
 class NpyWriteBatch {
  public:
   NpyWriteBatch() = default;
