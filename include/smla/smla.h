@@ -39,7 +39,8 @@ typedef enum smla_format {
   SMLA_FORMAT_INT8_DS_MLA = 3
 } smla_format;
 
-/* A non-owning strided view; rank 0 means "absent" (optional arguments). */
+/* A non-owning strided view; rank 0 means "absent" (optional arguments), a negative rank is
+   an invalid argument. */
 typedef struct smla_tensor {
   void* data;
   smla_dtype dtype;

@@ -25,7 +25,8 @@ struct Device {
 inline constexpr int kMaxRank = 4;
 
 // A view of memory the caller owns. Strides are in elements (not bytes), like PyTorch's.
-// A view with rank 0 is "absent": optional arguments are passed that way.
+// A view with rank 0 is "absent": optional arguments are passed that way (a negative rank
+// is an invalid argument).
 struct TensorView {
   void* data = nullptr;
   DType dtype = DType::f32;

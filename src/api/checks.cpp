@@ -58,6 +58,28 @@ bool aligned(const void* p, uintptr_t alignment) {
   return aligned(reinterpret_cast<uintptr_t>(p), alignment);
 }
 
+// a * b + c in int64, false on overflow.
+bool mul_add_fits(int64_t a, int64_t b, int64_t c, int64_t* result) {
+  int64_t product = 0;
+  return !__builtin_mul_overflow(a, b, &product) && !__builtin_add_overflow(product, c, result);
+}
+
+// Whether the bytes from a tensor's first element to its last, and its element count, fit
+// int64 (the aliasing checks and the backends compute both). Extents and strides are
+// non-negative here; an empty tensor spans nothing.
+bool byte_extent_fits(const TensorView& t) {
+  for (int32_t d = 0; d < t.rank; ++d)
+    if (t.shape[d] == 0) return true;
+  int64_t count = 1, last = 0;
+  for (int32_t d = 0; d < t.rank; ++d) {
+    if (!mul_add_fits(count, t.shape[d], 0, &count) ||
+        !mul_add_fits(t.shape[d] - 1, t.stride[d], last, &last))
+      return false;
+  }
+  int64_t bytes = 0;
+  return mul_add_fits(last, dtype_size(t.dtype), dtype_size(t.dtype), &bytes);
+}
+
 // An output must give each element its own address. Sorting the dims of extent > 1 by
 // stride, each stride must step over the whole extent of the dims inside it: sufficient,
 // exact for every layout a framework produces, and O(rank log rank).
@@ -117,6 +139,9 @@ Status check_tensor(const char* op, const char* name, const TensorView& t,
   for (int32_t d = 0; d < t.rank; ++d)
     if (t.stride[d] < 0)
       return invalid_arg(op, name, "non-negative strides", "strides " + strides_string(t));
+  if (!byte_extent_fits(t))
+    return invalid_arg(op, name, "shape and strides spanning at most 2^63 - 1 bytes",
+                       "shape " + shape_string(t) + " strides " + strides_string(t));
   const int32_t last = t.rank - 1;
   if (rule.unit_last_stride && t.shape[last] > 1 && t.stride[last] != 1)
     return invalid_arg(op, name, "unit stride on the last dim", "strides " + strides_string(t));
@@ -147,6 +172,15 @@ Status check_tensor(const char* op, const char* name, const TensorView& t,
   return Status::success();
 }
 
+Status check_ranks(const char* op, const std::vector<Named>& tensors) {
+  for (const Named& t : tensors) {
+    if (t.tensor->rank < 0)
+      return invalid_arg(op, t.name, "a rank >= 0 (0: absent)",
+                         "rank " + std::to_string(t.tensor->rank));
+  }
+  return Status::success();
+}
+
 Status check_pool(const char* op, const char* name, const KvPool& pool, int d_qk,
                   Device device, Need need) {
   const std::string n = name;
@@ -162,6 +196,12 @@ Status check_pool(const char* op, const char* name, const KvPool& pool, int d_qk
     return invalid_arg(op, n + ".block_size", "> 0", std::to_string(pool.block_size));
   if (pool.num_blocks < 0)
     return invalid_arg(op, n + ".num_blocks", ">= 0", std::to_string(pool.num_blocks));
+  int64_t slots = 0;
+  if (!mul_add_fits(pool.num_blocks, pool.block_size, 0, &slots))
+    return invalid_arg(op, n + ".num_blocks",
+                       "num_blocks x block_size slots fitting int64 (block_size " +
+                           std::to_string(pool.block_size) + ")",
+                       std::to_string(pool.num_blocks));
   if (pool.scales != nullptr && pool.format != KvFormat::int8_ds_mla)
     return invalid_arg(op, n + ".scales",
                        "null (separate scales exist only for int8_ds_mla)",
@@ -187,6 +227,12 @@ Status check_pool(const char* op, const char* name, const KvPool& pool, int d_qk
                          "a multiple of " + std::to_string(align) + " bytes on " +
                              device_string(device),
                          std::to_string(pool.block_stride));
+    int64_t reach = 0;
+    if (!mul_add_fits(pool.num_blocks - 1, pool.block_stride, packed, &reach))
+      return invalid_arg(op, n + ".block_stride",
+                         "blocks spanning at most 2^63 - 1 bytes (" +
+                             std::to_string(pool.num_blocks) + " blocks)",
+                         std::to_string(pool.block_stride));
   }
   if (pool.data != nullptr && !aligned(pool.data, align))
     return invalid_arg(op, n + ".data",
@@ -196,10 +242,13 @@ Status check_pool(const char* op, const char* name, const KvPool& pool, int d_qk
 
   if (pool.int8_split() && pool.num_blocks > 0) {
     const int64_t scale_bytes = int64_t{pool.block_size} * 4;
-    if (pool.scale_block_stride < scale_bytes || pool.scale_block_stride % 4 != 0)
+    int64_t reach = 0;
+    if (pool.scale_block_stride < scale_bytes || pool.scale_block_stride % 4 != 0 ||
+        !mul_add_fits(pool.num_blocks - 1, pool.scale_block_stride, scale_bytes, &reach))
       return invalid_arg(op, n + ".scale_block_stride",
                          "a multiple of 4 bytes >= " + std::to_string(scale_bytes) + " (" +
-                             std::to_string(pool.block_size) + " f32 scales per block)",
+                             std::to_string(pool.block_size) +
+                             " f32 scales per block), spanning at most 2^63 - 1 bytes",
                          std::to_string(pool.scale_block_stride));
     if (!aligned(pool.scales, 4))
       return invalid_arg(op, n + ".scales", "an address aligned to 4 bytes (f32)",

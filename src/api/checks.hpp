@@ -54,13 +54,23 @@ struct TensorRule {
 // Whether data pointers must be real: an op call needs them, a size query does not.
 enum class Need { data, shapes_only };
 
-// Checks rank, extents, dtype, strides, pointer presence and alignment of a present tensor.
+// Checks rank, extents, dtype, strides (their extent in bytes fitting int64), pointer presence
+// and alignment of a present tensor.
 // `device` is the device of the call (alignment rules differ on CUDA).
 Status check_tensor(const char* op, const char* name, const TensorView& t,
                     const TensorRule& rule, Device device, Need need);
 
-// Checks a pool's own fields against rows of `d_qk`: format, block geometry, strides,
-// alignment and the int8 split-scale layout.
+// Fails if a tensor argument's rank is negative: an optional argument with a negative rank
+// must not pass for an absent one (rank 0), which would drop an output without an error.
+// (A rank beyond kMaxRank is check_tensor's shape error.)
+struct Named {
+  const char* name;
+  const TensorView* tensor;
+};
+Status check_ranks(const char* op, const std::vector<Named>& tensors);
+
+// Checks a pool's own fields against rows of `d_qk`: format, block geometry (its extents in
+// slots and bytes fitting int64), strides, alignment and the int8 split-scale layout.
 Status check_pool(const char* op, const char* name, const KvPool& pool, int d_qk,
                   Device device, Need need);
 

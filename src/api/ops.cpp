@@ -68,17 +68,14 @@ Status require_out_pointer(const char* op, const char* name, const void* p) {
   return Status::success();
 }
 
-// Plan bytes a validated call needs on its route.
-Status route_plan_size(const AttendArgs& args, Route route, size_t* bytes) {
-  *bytes = 0;
-  if (route == Route::cuda) return cuda_backend::plan_size(args, bytes);
-  return Status::success();
-}
-
-// Workspace bytes a validated call needs on its route (the reference needs none).
-Status route_workspace_size(const AttendArgs& args, Route route, size_t* bytes) {
-  *bytes = 0;
-  if (route == Route::cuda) return cuda_backend::attend_workspace_size(args, bytes);
+// Bytes a validated call needs on its route, by `cuda_size` (cuda_backend::plan_size or
+// attend_workspace_size) on the GPU; the reference needs none. `*bytes` is written only when
+// the query succeeds: a failed call writes nothing.
+using CudaSizeQuery = Status (*)(const AttendArgs&, size_t*);
+Status route_size(const AttendArgs& args, Route route, CudaSizeQuery cuda_size, size_t* bytes) {
+  size_t needed = 0;
+  if (route == Route::cuda) SMLA_RETURN_IF_ERROR(cuda_size(args, &needed));
+  *bytes = needed;
   return Status::success();
 }
 
@@ -109,7 +106,7 @@ Status plan_size(const AttendArgs& args, size_t* bytes) {
     SMLA_RETURN_IF_ERROR(api::validate_attend(op, args, api::AttendUse::size_query));
     Route route;
     SMLA_RETURN_IF_ERROR(choose_route(op, args.q.device, &route));
-    return route_plan_size(args, route, bytes);
+    return route_size(args, route, cuda_backend::plan_size, bytes);
   });
 }
 
@@ -121,7 +118,7 @@ Status make_plan(const AttendArgs& args, Plan* plan, Stream stream) {
     Route route;
     SMLA_RETURN_IF_ERROR(choose_route(op, args.q.device, &route));
     size_t needed = 0;
-    SMLA_RETURN_IF_ERROR(route_plan_size(args, route, &needed));
+    SMLA_RETURN_IF_ERROR(route_size(args, route, cuda_backend::plan_size, &needed));
     if (plan->bytes < needed)
       return api::invalid_arg(op, "plan",
                               "plan.bytes >= " + std::to_string(needed) +
@@ -151,7 +148,7 @@ Status attend_workspace_size(const AttendArgs& args, size_t* bytes) {
     SMLA_RETURN_IF_ERROR(api::validate_attend(op, args, api::AttendUse::size_query));
     Route route;
     SMLA_RETURN_IF_ERROR(choose_route(op, args.q.device, &route));
-    return route_workspace_size(args, route, bytes);
+    return route_size(args, route, cuda_backend::attend_workspace_size, bytes);
   });
 }
 
@@ -163,7 +160,8 @@ Status attend(const AttendArgs& args, Workspace workspace, Stream stream, const 
     Route route;
     SMLA_RETURN_IF_ERROR(choose_route(op, args.q.device, &route));
     size_t needed = 0;
-    SMLA_RETURN_IF_ERROR(route_workspace_size(args, route, &needed));
+    SMLA_RETURN_IF_ERROR(
+        route_size(args, route, cuda_backend::attend_workspace_size, &needed));
     SMLA_RETURN_IF_ERROR(api::validate_workspace(op, args, workspace, needed));
     if (route == Route::cuda) return cuda_backend::attend(args, workspace, stream, plan);
     return reference::attend(args);

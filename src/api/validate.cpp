@@ -54,6 +54,7 @@ Status check_placement(const char* op, Device device, const std::vector<Placed>&
 Status check_rows_and_pool(const char* op, const TensorView& rows, bool rows_written,
                            const KvPool& pool) {
   const Device device = rows.device;
+  SMLA_RETURN_IF_ERROR(check_ranks(op, {{"rows", &rows}}));
   SMLA_RETURN_IF_ERROR(check_call_device(op, "rows", device));
   TensorRule rule{{DType::bf16}, {{"N", kAny}, {"d_qk", kAny}}};
   rule.unit_last_stride = true;
@@ -101,6 +102,10 @@ std::vector<Span> attend_output_spans(const AttendArgs& a) {
 Status validate_attend(const char* op, const AttendArgs& a, AttendUse use) {
   const Need need = use == AttendUse::size_query ? Need::shapes_only : Need::data;
   const Device device = a.q.device;
+  SMLA_RETURN_IF_ERROR(check_ranks(
+      op, {{"q", &a.q}, {"indices", &a.indices}, {"lengths", &a.lengths},
+           {"extra_indices", &a.extra_indices}, {"extra_lengths", &a.extra_lengths},
+           {"sink", &a.sink}, {"out", &a.out}, {"lse", &a.lse}, {"max_logits", &a.max_logits}}));
   SMLA_RETURN_IF_ERROR(check_call_device(op, "q", device));
 
   // q defines T, h_q and d_qk for every other argument.
@@ -213,6 +218,9 @@ Status validate_workspace(const char* op, const AttendArgs& a, Workspace workspa
 
 Status validate_combine(const char* op, const CombineArgs& a) {
   const Device device = a.partial_out.device;
+  SMLA_RETURN_IF_ERROR(check_ranks(op, {{"partial_out", &a.partial_out},
+                                        {"partial_lse", &a.partial_lse}, {"sink", &a.sink},
+                                        {"out", &a.out}, {"lse", &a.lse}}));
   SMLA_RETURN_IF_ERROR(check_call_device(op, "partial_out", device));
 
   // partial_out defines S, T and h_q.
@@ -290,6 +298,7 @@ Status validate_dequantize(const char* op, const KvPool& pool, const TensorView&
 Status validate_write_cache(const char* op, const TensorView& rows, const TensorView& slots,
                             const KvPool& pool) {
   SMLA_RETURN_IF_ERROR(check_rows_and_pool(op, rows, /*rows_written=*/false, pool));
+  SMLA_RETURN_IF_ERROR(check_ranks(op, {{"slots", &slots}}));
   const TensorRule slot_rule{{DType::i32}, {{"N", rows.shape[0]}}, "with N matching rows"};
   SMLA_RETURN_IF_ERROR(check_tensor(op, "slots", slots, slot_rule, rows.device, Need::data));
   SMLA_RETURN_IF_ERROR(check_placement(

@@ -4,6 +4,8 @@
 //
 // The rules beyond SPEC's shapes and dtypes, decided here:
 // - h_q is 1..128; T, k, k_x and N may be 0 (an empty call succeeds and writes nothing).
+// - A rank is 0 (absent) or the argument's rank, never negative: an optional output with a
+//   negative rank is an error, not a silently skipped output.
 // - Strides are in elements and never negative. q, out, rows, partial_out and indices have
 //   unit stride on the last dim (the kernels load rows with vector loads); lse, max_logits,
 //   lengths, slots, sink and partial_lse take any strides. An output's strides must give
@@ -11,6 +13,9 @@
 // - Alignment: every data pointer is aligned to its dtype. On a CUDA device q, out, rows and
 //   partial_out start every row on a 16-byte boundary, and a pool's data and block_stride
 //   are multiples of 16 bytes (4 bytes on the CPU). block_stride >= the packed block size.
+// - Every extent in elements, slots and bytes (a tensor's from first to last element, a
+//   pool's num_blocks x block_size and its blocks' bytes) fits int64, so that no check or
+//   backend computes it with an overflow.
 // - Pools: block_size > 0, num_blocks >= 0, separate scales only for int8_ds_mla, and a data
 //   pointer whenever the pool has slots. An empty pool (no slots) is allowed: every index
 //   into it is invalid, so it contributes nothing.

@@ -168,6 +168,23 @@ const std::vector<BadAttend>& cases() {
        {"'max_logits'", "dtype f32", "got bf16"}},
       {"out_on_other_device", [](A& a, C&) { a.out.device = Device::cuda(0); },
        {"'out'", "device cpu", "got cuda:0"}},
+      // a negative rank is an error, never an absent optional (an output silently dropped)
+      {"lse_negative_rank", [](A& a, C&) { a.lse.rank = -3; },
+       {"'lse'", "a rank >= 0 (0: absent)", "got rank -3"}},
+      {"q_negative_rank", [](A& a, C&) { a.q.rank = -1; },
+       {"'q'", "a rank >= 0 (0: absent)", "got rank -1"}},
+      // extents whose byte counts overflow int64 are rejected before anything multiplies them
+      {"lse_stride_overflow", [](A& a, C&) { a.lse.stride[0] = int64_t{1} << 62; },
+       {"'lse'", "spanning at most 2^63 - 1 bytes", "strides [4611686018427387904, 1]"}},
+      {"kv_slots_overflow",
+       [](A& a, C&) {
+         a.kv.num_blocks = int64_t{1} << 40;
+         a.kv.block_size = 1 << 30;
+       },
+       {"'kv.num_blocks'", "slots fitting int64", "got 1099511627776"}},
+      {"kv_bytes_overflow",
+       [](A& a, C&) { a.kv.block_stride = std::numeric_limits<int64_t>::max() - 4095; },
+       {"'kv.block_stride'", "spanning at most 2^63 - 1 bytes", "got 9223372036854771712"}},
   };
   return all;
 }

@@ -71,6 +71,8 @@ const std::vector<BadCombine>& combine_cases() {
       {"out_self_overlap", [](A& a, C&) { a.out.stride[1] = 0; },
        {"'out'", "every element its own address", "strides [8192, 0, 1]"}},
       {"lse_tokens", [](A& a, C&) { a.lse.shape[0] = 2; }, {"'lse'", "[T=4, h_q=16]", "got [2, 16]"}},
+      {"lse_negative_rank", [](A& a, C&) { a.lse.rank = -2; },
+       {"'lse'", "a rank >= 0 (0: absent)", "got rank -2"}},
       {"lse_self_overlap", [](A& a, C&) { a.lse.stride[0] = 0; },
        {"'lse'", "every element its own address", "strides [0, 1]"}},
       {"out_aliases_partial_out", [](A& a, C& c) { a.out.data = c.partial_out.data(); },
