@@ -3,8 +3,10 @@
 // the message of a failure in a thread-local buffer for smla_last_error().
 #include "smla/smla.h"
 
+#include <cstring>
 #include <exception>
 #include <string>
+#include <type_traits>
 
 #include "smla/ops.hpp"
 
@@ -39,14 +41,25 @@ smla_status_code null_argument(const char* op, const char* name) noexcept {
   }
 }
 
-smla::Device to_device(smla_device_kind kind, int32_t index) {
-  return {static_cast<smla::DeviceKind>(kind), index};
+// A C enum field's value as its C++ counterpart. C callers may store any int there (the
+// tests pass 9 as a dtype, which validation rejects), and loading a value outside a C++
+// enum's range is undefined, so the bytes are read as the underlying integer.
+template <class CppEnum, class CEnum>
+CppEnum enum_field(const CEnum& field) {
+  std::underlying_type_t<CEnum> raw;
+  static_assert(sizeof raw == sizeof field);
+  std::memcpy(&raw, &field, sizeof raw);
+  return static_cast<CppEnum>(raw);
+}
+
+smla::Device to_device(const smla_device_kind& kind, int32_t index) {
+  return {enum_field<smla::DeviceKind>(kind), index};
 }
 
 smla::TensorView to_view(const smla_tensor& t) {
   smla::TensorView v;
   v.data = t.data;
-  v.dtype = static_cast<smla::DType>(t.dtype);
+  v.dtype = enum_field<smla::DType>(t.dtype);
   v.rank = t.rank;
   for (int d = 0; d < SMLA_MAX_RANK; ++d) {
     v.shape[d] = t.shape[d];
@@ -58,7 +71,7 @@ smla::TensorView to_view(const smla_tensor& t) {
 
 smla::KvPool to_pool(const smla_pool& p) {
   smla::KvPool pool;
-  pool.format = static_cast<smla::KvFormat>(p.format);
+  pool.format = enum_field<smla::KvFormat>(p.format);
   pool.data = p.data;
   pool.num_blocks = p.num_blocks;
   pool.block_size = p.block_size;

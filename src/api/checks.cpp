@@ -2,6 +2,7 @@
 #include "api/checks.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -91,7 +92,8 @@ bool has_no_self_overlap(const TensorView& t) {
   int64_t reach = 1;  // elements covered by the dims inside the current one
   for (const auto& [stride, extent] : dims) {
     if (stride < reach) return false;
-    reach = stride * extent;
+    // Past int64, no further dim can step over it (its stride would have to be larger).
+    if (__builtin_mul_overflow(stride, extent, &reach)) reach = INT64_MAX;
   }
   return true;
 }
@@ -142,14 +144,16 @@ Status check_tensor(const char* op, const char* name, const TensorView& t,
   if (!byte_extent_fits(t))
     return invalid_arg(op, name, "shape and strides spanning at most 2^63 - 1 bytes",
                        "shape " + shape_string(t) + " strides " + strides_string(t));
+  // An empty tensor has no element to overlap or to align, whatever its strides.
+  const bool empty = t.numel() == 0;
   const int32_t last = t.rank - 1;
   if (rule.unit_last_stride && t.shape[last] > 1 && t.stride[last] != 1)
     return invalid_arg(op, name, "unit stride on the last dim", "strides " + strides_string(t));
-  if (rule.output && !has_no_self_overlap(t))
+  if (rule.output && !empty && !has_no_self_overlap(t))
     return invalid_arg(op, name, "strides giving every element its own address (an output)",
                        "strides " + strides_string(t) + " for shape " + shape_string(t));
 
-  if (t.numel() > 0 && t.data == nullptr && need == Need::data)
+  if (!empty && t.data == nullptr && need == Need::data)
     return invalid_arg(op, name, "a data pointer", "null with shape " + shape_string(t));
   if (t.data == nullptr) return Status::success();
 
@@ -158,7 +162,7 @@ Status check_tensor(const char* op, const char* name, const TensorView& t,
     return invalid_arg(op, name, "data aligned to " + std::to_string(esize) + " bytes (" +
                                      dtype_string(t.dtype) + ")",
                        "address " + address_string(t.data));
-  if (rule.rows16 && device.kind == DeviceKind::cuda) {
+  if (rule.rows16 && device.kind == DeviceKind::cuda && !empty) {
     bool ok = aligned(t.data, 16);
     for (int32_t d = 0; d < last; ++d)
       ok = ok && (t.shape[d] <= 1 || aligned(static_cast<uintptr_t>(t.stride[d] * esize), 16));
@@ -172,8 +176,8 @@ Status check_tensor(const char* op, const char* name, const TensorView& t,
   return Status::success();
 }
 
-Status check_ranks(const char* op, const std::vector<Named>& tensors) {
-  for (const Named& t : tensors) {
+Status check_ranks(const char* op, const std::vector<NamedTensor>& tensors) {
+  for (const NamedTensor& t : tensors) {
     if (t.tensor->rank < 0)
       return invalid_arg(op, t.name, "a rank >= 0 (0: absent)",
                          "rank " + std::to_string(t.tensor->rank));

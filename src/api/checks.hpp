@@ -60,14 +60,15 @@ enum class Need { data, shapes_only };
 Status check_tensor(const char* op, const char* name, const TensorView& t,
                     const TensorRule& rule, Device device, Need need);
 
-// Fails if a tensor argument's rank is negative: an optional argument with a negative rank
-// must not pass for an absent one (rank 0), which would drop an output without an error.
-// (A rank beyond kMaxRank is check_tensor's shape error.)
-struct Named {
+// A tensor argument and the name its errors give it.
+struct NamedTensor {
   const char* name;
   const TensorView* tensor;
 };
-Status check_ranks(const char* op, const std::vector<Named>& tensors);
+// Fails if a tensor argument's rank is negative: an optional argument with a negative rank
+// must not pass for an absent one (rank 0), which would drop an output without an error.
+// (A rank beyond kMaxRank is check_tensor's shape error.)
+Status check_ranks(const char* op, const std::vector<NamedTensor>& tensors);
 
 // Checks a pool's own fields against rows of `d_qk`: format, block geometry (its extents in
 // slots and bytes fitting int64), strides, alignment and the int8 split-scale layout.

@@ -2,6 +2,7 @@
 #include "smla/tensor.hpp"
 
 #include <cstddef>
+#include <cstdint>
 
 namespace smla {
 
@@ -31,8 +32,13 @@ const char* dtype_name(DType dtype) {
 int64_t TensorView::numel() const {
   // rank > kMaxRank only comes from a shape list too long to store; validation names it.
   if (rank <= 0 || rank > kMaxRank) return 0;
+  // Zero first: an empty tensor's other extents may be anything (validation bounds them
+  // only for tensors with elements). A product past int64 saturates instead of overflowing.
+  for (int32_t d = 0; d < rank; ++d)
+    if (shape[d] == 0) return 0;
   int64_t n = 1;
-  for (int32_t d = 0; d < rank; ++d) n *= shape[d];
+  for (int32_t d = 0; d < rank; ++d)
+    if (__builtin_mul_overflow(n, shape[d], &n)) return INT64_MAX;
   return n;
 }
 

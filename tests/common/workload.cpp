@@ -72,7 +72,7 @@ Selection make_selection(const ProblemSpec& spec, int64_t k, bool with_lengths, 
       length = std::clamp<int64_t>(stored, 0, k);
     }
     const bool empty_row = spec.adversarial && rng.uniform_int(0, 7) == 0;
-    int32_t* row = &sel.indices[t * k];
+    int32_t* row = sel.indices.data() + t * k;  // k may be 0: no element to index
     for (int64_t p = 0; p < k; ++p) {
       if (p >= length) {
         row[p] = static_cast<int32_t>(dead > 0 ? rng.uniform_int(live, slots - 1)

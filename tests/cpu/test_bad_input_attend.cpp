@@ -405,6 +405,17 @@ TEST(AttendAccepts, EmptyCallsAndEmptyPools) {
   size_t bytes = 0;
   const Status s = attend_workspace_size(args, &bytes);
   EXPECT_TRUE(s.ok()) << s.message();
+  // An empty tensor has no element to overlap or to reach: any strides are fine, even ones
+  // whose products with the other extents overflow int64.
+  args.out.stride[0] = args.out.stride[1] = 0;
+  args.lse.stride[0] = args.lse.stride[1] = std::numeric_limits<int64_t>::max();
+  args.q.shape[0] = int64_t{1} << 62;
+  args.q.shape[2] = 0;  // [2^62, 16, 0]: numel must see the 0 before multiplying
+  EXPECT_EQ(args.q.numel(), 0);
+  args.q.shape[0] = 0;
+  args.q.shape[2] = 576;
+  const Status strided = attend(args, Workspace{});
+  EXPECT_TRUE(strided.ok()) << strided.message();
 }
 
 }  // namespace
