@@ -198,22 +198,38 @@ TEST_F(NpyFiles, CommittedBatchWritesEveryFile) {
   EXPECT_EQ(read_npy(path("b.npy")).shape, (std::vector<int64_t>{3}));
 }
 
-TEST_F(NpyFiles, AFailedRenameTakesBackTheFilesAlreadyInPlace) {
-  ASSERT_EQ(mkdir(path("b.npy").c_str(), 0700), 0);  // a directory: renaming onto it fails
+TEST_F(NpyFiles, AFailedCommitPutsEveryTargetBack) {
+  write_npy(path("a.npy"), NpyArray::zeros(NpyDType::u8, {7}));  // the caller's old file
   {
     NpyWriteBatch batch;
     batch.stage(path("a.npy"), NpyArray::zeros(NpyDType::f32, {1}));
     batch.stage(path("b.npy"), NpyArray::zeros(NpyDType::f32, {1}));
+    ASSERT_EQ(mkdir(path("b.npy").c_str(), 0700), 0);  // appears between stage and commit
     EXPECT_THROW(batch.commit(), NpyError);
-    EXPECT_FALSE(exists(path("a.npy")));
+    EXPECT_EQ(read_npy(path("a.npy")).shape, (std::vector<int64_t>{7}));  // a.npy came back
   }  // the command's error path destroys the batch like this
-  EXPECT_FALSE(exists(path("b.npy") + ".tmp-smla-" + std::to_string(getpid())));
+  const std::string pid = std::to_string(getpid());
+  for (const char* name : {"a.npy", "b.npy"}) {
+    EXPECT_FALSE(exists(path(name) + ".tmp-smla-" + pid)) << name;
+    EXPECT_FALSE(exists(path(name) + ".old-smla-" + pid)) << name;
+  }
 }
 
-TEST_F(NpyFiles, OnePathIsStagedOncePerBatch) {
+TEST_F(NpyFiles, CommitReplacesExistingTargetsAndDropsTheirBackups) {
+  write_npy(path("a.npy"), NpyArray::zeros(NpyDType::u8, {7}));
   NpyWriteBatch batch;
   batch.stage(path("a.npy"), NpyArray::zeros(NpyDType::f32, {1}));
-  EXPECT_THROW(batch.stage(path("a.npy"), NpyArray::zeros(NpyDType::u8, {3})), NpyError);
+  batch.commit();
+  EXPECT_EQ(read_npy(path("a.npy")).shape, (std::vector<int64_t>{1}));
+  EXPECT_FALSE(exists(path("a.npy") + ".old-smla-" + std::to_string(getpid())));
+}
+
+TEST_F(NpyFiles, StageRefusesOneFileTwiceAndDirectories) {
+  NpyWriteBatch batch;
+  batch.stage(path("a.npy"), NpyArray::zeros(NpyDType::f32, {1}));
+  EXPECT_THROW(batch.stage(dir_ + "/./a.npy", NpyArray::zeros(NpyDType::u8, {3})), NpyError);
+  ASSERT_EQ(mkdir(path("b.npy").c_str(), 0700), 0);
+  EXPECT_THROW(batch.stage(path("b.npy"), NpyArray::zeros(NpyDType::u8, {3})), NpyError);
 }
 
 TEST_F(NpyFiles, WritingIntoAMissingDirectoryFails) {

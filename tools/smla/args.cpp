@@ -1,7 +1,6 @@
 #include "args.hpp"
 
 #include <cerrno>
-#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -165,11 +164,12 @@ double Args::real(const char* name) const {
 
 float Args::real_f32(const char* name) const {
   const std::string text = required(name);
-  const double parsed = parse_real(name, text, -FLT_MAX, FLT_MAX);
+  const double parsed = parse_real(name, text, -INFINITY, INFINITY);
+  // Rounded to float32: 3.4028235e+38 (how NumPy prints float32's largest) stays finite.
   const auto single = static_cast<float>(parsed);
-  if (parsed != 0.0 && single == 0.0f) {
+  if (std::isinf(single) || (parsed != 0.0 && single == 0.0f)) {
     throw usage_error(std::string(name) + " expects a number float32 holds, got '" + text +
-                      "' (below its smallest magnitude)");
+                      "' (beyond its range)");
   }
   return single;
 }

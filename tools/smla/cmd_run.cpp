@@ -8,6 +8,7 @@
 #include "args.hpp"
 #include "cli.hpp"
 #include "json.hpp"
+#include "npy.hpp"
 #include "smla/ops.hpp"
 #include "tensor_io.hpp"
 
@@ -55,15 +56,15 @@ TensorView optional_view(std::optional<NpyInput>& input) {
 }
 
 // --out, then --lse and --max-logits where given: each output needs a file of its own (two
-// outputs staged for one path would overwrite each other).
+// outputs written to one file would overwrite each other), however the paths are spelled.
 std::vector<std::string> distinct_outputs(const Args& args, const std::string& out_path) {
   std::vector<std::string> paths{out_path};
   for (const char* option : {"--lse", "--max-logits"}) {
     std::optional<std::string> path = args.value(option);
     if (!path) continue;
     for (const std::string& earlier : paths) {
-      if (*path == earlier) {
-        throw usage_error(std::string(option) + " names the same file as another output: " +
+      if (same_file_key(*path) == same_file_key(earlier)) {
+        throw usage_error(std::string(option) + " names the same file as " + earlier + ": " +
                           *path);
       }
     }

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -281,17 +282,28 @@ std::string serialize_npy(const NpyArray& array) {
 }
 
 NpyWriteBatch::~NpyWriteBatch() {
-  for (const auto& [temporary, target] : staged_) std::remove(temporary.c_str());
+  for (const Staged& file : staged_) std::remove(file.temporary.c_str());
+}
+
+std::string same_file_key(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  if (error) return path;
+  const std::filesystem::path canonical = std::filesystem::weakly_canonical(absolute, error);
+  return error ? absolute.lexically_normal().string() : canonical.string();
 }
 
 void NpyWriteBatch::stage(const std::string& path, const NpyArray& array) {
-  // Next to the target, so the final rename stays on one file system and is atomic.
-  for (const auto& staged : staged_) {
-    if (staged.second == path) fail(path, "staged twice in one batch");
+  const std::string key = same_file_key(path);
+  for (const Staged& file : staged_) {
+    if (file.key == key) fail(path, "names the same file as " + file.target + " in one batch");
   }
-  const std::string temporary = path + ".tmp-smla-" + std::to_string(getpid());
-  staged_.emplace_back(temporary, path);
-  std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) fail(path, "is a directory");
+  // Next to the target, so the final rename stays on one file system and is atomic.
+  const std::string pid = std::to_string(getpid());
+  staged_.push_back({path + ".tmp-smla-" + pid, path, path + ".old-smla-" + pid, key});
+  std::ofstream file(staged_.back().temporary, std::ios::binary | std::ios::trunc);
   if (!file) fail(path, "cannot open for writing");
   const std::string bytes = serialize_npy(array);
   file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -300,14 +312,33 @@ void NpyWriteBatch::stage(const std::string& path, const NpyArray& array) {
 }
 
 void NpyWriteBatch::commit() {
-  for (size_t i = 0; i < staged_.size(); ++i) {
-    const auto& [temporary, target] = staged_[i];
-    if (std::rename(temporary.c_str(), target.c_str()) != 0) {
-      // The outputs already in place go too: all of the batch appears, or none of it.
-      for (size_t j = 0; j < i; ++j) std::remove(staged_[j].second.c_str());
-      fail(target, "cannot rename into place");
+  // Targets that exist are moved aside first, so that a failure can put them back: either
+  // every new file is in place or every target is as it was.
+  std::vector<const Staged*> moved_aside, placed;
+  auto roll_back = [&] {
+    for (const Staged* file : placed) std::remove(file->target.c_str());
+    for (const Staged* file : moved_aside) std::rename(file->backup.c_str(), file->target.c_str());
+  };
+  for (const Staged& file : staged_) {
+    std::error_code error;
+    const std::filesystem::file_status status = std::filesystem::status(file.target, error);
+    if (!std::filesystem::exists(status)) continue;
+    // A directory that appeared since stage() is not the caller's file to replace.
+    if (std::filesystem::is_directory(status) ||
+        std::rename(file.target.c_str(), file.backup.c_str()) != 0) {
+      roll_back();
+      fail(file.target, "cannot move the existing file aside");
     }
+    moved_aside.push_back(&file);
   }
+  for (const Staged& file : staged_) {
+    if (std::rename(file.temporary.c_str(), file.target.c_str()) != 0) {
+      roll_back();
+      fail(file.target, "cannot rename into place");
+    }
+    placed.push_back(&file);
+  }
+  for (const Staged* file : moved_aside) std::remove(file->backup.c_str());
   staged_.clear();
 }
 

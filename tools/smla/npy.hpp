@@ -52,11 +52,16 @@ NpyArray read_npy(const std::string& path);
 NpyArray parse_npy(const std::string& name, const std::string& contents);
 std::string serialize_npy(const NpyArray& array);  // format 1.0, or 2.0 for huge headers
 
+// The same string for two paths that name one file: absolute, with "." / ".." and the links
+// that exist resolved.
+std::string same_file_key(const std::string& path);
+
 // Writes several files so that either all of them appear or none does: each is written to
-// a temporary name next to its target, and only commit() renames them into place; when a
-// rename fails, the targets already renamed are removed again (one that existed before is
-// then gone, its old contents already replaced). Files staged but not committed (an error
-// happened in between) are removed on destruction. A path can be staged once per batch.
+// a temporary name next to its target, and only commit() renames them into place, after
+// moving the targets that exist aside; when a rename fails, the new files go and the old
+// ones come back. Files staged but not committed (an error happened in between) are removed
+// on destruction. Two paths naming one file (after resolving "." and links) and a path
+// naming a directory are refused by stage().
 class NpyWriteBatch {
  public:
   NpyWriteBatch() = default;
@@ -68,7 +73,13 @@ class NpyWriteBatch {
   void commit();
 
  private:
-  std::vector<std::pair<std::string, std::string>> staged_;  // (temporary, target)
+  struct Staged {
+    std::string temporary;  // the new contents, until commit()
+    std::string target;
+    std::string backup;  // where commit() keeps an existing target until every rename is done
+    std::string key;     // the target's canonical path: one file, one entry
+  };
+  std::vector<Staged> staged_;
 };
 
 // One file, atomically (a batch of one).
