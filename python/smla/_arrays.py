@@ -14,6 +14,7 @@ import sys
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from . import _smla
+from ._errors import InvalidArgumentError
 
 # Any array that speaks DLPack: numpy.ndarray, torch.Tensor, cupy.ndarray, jax.Array ...
 # (an alias for documentation: the extension checks what it gets).
@@ -70,18 +71,29 @@ def is_cuda(a: Any) -> bool:
     return a.__dlpack_device__()[0] in (_DL_CUDA, _DL_CUDA_MANAGED)
 
 
-def as_core(a: Optional[Any]) -> Optional[Any]:
+def _check_8bit_float(dtype_name: str, name: str) -> None:
+    # The one 8-bit float a cache holds is FlashMLA's float8_e4m3fn view of its bytes; the
+    # bytes of any other (e5m2, the fnuz variants, e8m0) would be read as something else.
+    if dtype_name != "float8_e4m3fn":
+        raise InvalidArgumentError(
+            f"{name}: dtype {dtype_name} is not one smla reads; caches are uint8, int8 or "
+            f"float8_e4m3fn bytes")
+
+
+def as_core(a: Optional[Any], name: str = "array") -> Optional[Any]:
     """``a`` as the extension reads it: the same memory, viewed with a DLPack-exportable dtype.
 
     NumPy exports neither ml_dtypes.bfloat16 nor 8-bit float dtypes through DLPack, so they
     travel as uint16 (bf16 bits, which the extension reads as bf16) and uint8; torch float8
-    caches travel as uint8 (older torch cannot export float8 either).
+    caches travel as uint8 (older torch cannot export float8 either). An 8-bit float other
+    than float8_e4m3fn raises InvalidArgumentError naming ``name``.
     """
     if a is None:
         return None
     if is_torch(a):
         a = a.detach()   # DLPack refuses tensors that require grad; smla has no backward
         if a.element_size() == 1 and a.dtype.is_floating_point:
+            _check_8bit_float(str(a.dtype).removeprefix("torch."), name)
             return a.view(_torch().uint8)
         return a
     if _is_numpy(a) or _is_cupy(a):   # CuPy arrays have NumPy dtypes (and the same limits)
@@ -89,6 +101,7 @@ def as_core(a: Optional[Any]) -> Optional[Any]:
         if _is_numpy_bf16(a.dtype):
             return a.view(np.uint16)
         if a.dtype.itemsize == 1 and a.dtype.kind not in "iub":
+            _check_8bit_float(a.dtype.name, name)
             return a.view(np.uint8)
     return a
 

@@ -25,6 +25,17 @@ def cache_token_bytes(cache: Any) -> int:
     return int(cache.shape[-1]) * itemsize(cache)
 
 
+def row_width(rows: Any, name: str) -> int:
+    """d_qk of q or of rows [..., d_qk]: the last dim, 576 or 512, checked before a cache's
+    format is inferred from it (a wrong width would otherwise be blamed on the cache)."""
+    shape = tuple(rows.shape)
+    if len(shape) == 0 or int(shape[-1]) not in D_QKS:
+        raise InvalidArgumentError(
+            f"{name}: expected d_qk 576 (DeepSeek-V3.2) or 512 (DeepSeek-V4) in the last dim, "
+            f"got shape {shape}")
+    return int(shape[-1])
+
+
 def infer_format(cache: Any, d_qk: int, scales: Any = None, name: str = "kv") -> str:
     """The one format whose token of ``d_qk`` fills the cache's last dim.
 

@@ -202,36 +202,46 @@ def flash_mla_with_kvcache(
                                       "extra_k_cache")
 
     meta = tile_scheduler_metadata
-    if meta is not None:
-        _check_config(meta, FlashMLASchedMeta.Config(
-            b=int(q.shape[0]), s_q=int(q.shape[1]), h_q=int(q.shape[2]),
-            page_block_size=int(k_cache.shape[1]),
-            h_k=int(k_cache.shape[2]) if len(k_cache.shape) == 4 else 1, causal=causal,
-            is_fp8_kvcache=bool(is_fp8_kvcache), topk=int(indices.shape[-1]),
-            extra_page_block_size=None if extra_k_cache is None else int(extra_k_cache.shape[1]),
-            extra_topk=None if extra_indices_in_kvcache is None
-            else int(extra_indices_in_kvcache.shape[-1])))
+    first_use = meta is not None and not meta.have_initialized
+    try:
+        if meta is not None:
+            _check_config(meta, FlashMLASchedMeta.Config(
+                b=int(q.shape[0]), s_q=int(q.shape[1]), h_q=int(q.shape[2]),
+                page_block_size=int(k_cache.shape[1]),
+                h_k=int(k_cache.shape[2]) if len(k_cache.shape) == 4 else 1, causal=causal,
+                is_fp8_kvcache=bool(is_fp8_kvcache), topk=int(indices.shape[-1]),
+                extra_page_block_size=None if extra_k_cache is None
+                else int(extra_k_cache.shape[1]),
+                extra_topk=None if extra_indices_in_kvcache is None
+                else int(extra_indices_in_kvcache.shape[-1])))
 
-    use_torch = is_torch(q) and _torch_ops is not None
-    if meta is not None and meta.plan is None and not (use_torch and _torch_ops.is_compiling()):
-        # Under torch.compile the plan is made inside each call instead: a plan made while
-        # tracing would be a fake tensor.
-        with argument_names(_sparse.DECODE_NAMES):
-            meta.plan = make_plan(
-                q[:, 0], k_cache, indices[:, 0], softmax_scale, format=format,
-                lengths=topk_length, extra_kv=extra_k_cache, extra_format=extra_format,
-                extra_indices=None if extra_indices_in_kvcache is None
-                else extra_indices_in_kvcache[:, 0],
-                extra_lengths=extra_topk_length, sink=attn_sink, stream=stream)
-    plan = meta.plan if meta is not None else None
+        use_torch = is_torch(q) and _torch_ops is not None
+        compiling = use_torch and _torch_ops.is_compiling()
+        if meta is not None and meta.plan is None and not compiling:
+            # Under torch.compile the plan is made inside each call instead: a plan made while
+            # tracing would be a fake tensor.
+            with argument_names(_sparse.DECODE_NAMES):
+                meta.plan = make_plan(
+                    q[:, 0], k_cache, indices[:, 0], softmax_scale, format=format,
+                    lengths=topk_length, extra_kv=extra_k_cache, extra_format=extra_format,
+                    extra_indices=None if extra_indices_in_kvcache is None
+                    else extra_indices_in_kvcache[:, 0],
+                    extra_lengths=extra_topk_length, sink=attn_sink, stream=stream)
+        plan = meta.plan if meta is not None else None
 
-    if use_torch:
-        return _torch_ops.sparse_decode(
-            q, k_cache, indices, float(softmax_scale), format, topk_length, attn_sink,
-            extra_k_cache, extra_format, extra_indices_in_kvcache, extra_topk_length, plan)
-    return _sparse.sparse_decode(
-        q, k_cache, indices, softmax_scale, format, topk_length, attn_sink, extra_k_cache,
-        extra_format, extra_indices_in_kvcache, extra_topk_length, plan, stream=stream)
+        if use_torch:
+            return _torch_ops.sparse_decode(
+                q, k_cache, indices, float(softmax_scale), format, topk_length, attn_sink,
+                extra_k_cache, extra_format, extra_indices_in_kvcache, extra_topk_length, plan)
+        return _sparse.sparse_decode(
+            q, k_cache, indices, softmax_scale, format, topk_length, attn_sink, extra_k_cache,
+            extra_format, extra_indices_in_kvcache, extra_topk_length, plan, stream=stream)
+    except BaseException:
+        if first_use:
+            # A failed first call leaves the metadata as it found it, so that the next call is
+            # not held to the failed call's shapes.
+            meta.have_initialized, meta.config, meta.plan = False, None, None
+        raise
 
 
 __all__ = ["FlashMLASchedMeta", "get_mla_metadata", "flash_mla_sparse_fwd",

@@ -17,14 +17,26 @@ bf16 on NumPy is ml_dtypes.bfloat16, or uint16 holding bf16 bits (outputs follow
 from __future__ import annotations
 
 import dataclasses
+import operator
 from typing import Any, Optional, Tuple
 
 from . import _smla
 from ._arrays import Array, as_core, empty, finish_launch, on_callers_device, stream_handle
 from ._errors import InvalidArgumentError
-from ._formats import d_qk_of, infer_format, token_bytes
+from ._formats import d_qk_of, infer_format, row_width, token_bytes
 
 D_V = 512
+
+
+def _integer(value: Any, name: str, minimum: int) -> int:
+    """``value`` as an int (any integer type, NumPy's included) of at least ``minimum``."""
+    try:
+        n = operator.index(value)
+    except TypeError:
+        n = None
+    if n is None or n < minimum:
+        raise InvalidArgumentError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+    return n
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,15 +54,16 @@ class Plan:
 def _attend_call(q, kv, indices, scale, out, lse, max_logits, *, format=None, lengths=None,
                  kv_scales=None, extra_kv=None, extra_indices=None, extra_lengths=None,
                  extra_format=None, extra_kv_scales=None, sink=None):
-    d_qk = int(q.shape[-1])
+    d_qk = row_width(q, "q")
     if format is None:
         format = infer_format(kv, d_qk, kv_scales, "kv")
     if extra_kv is not None and extra_format is None:
         extra_format = infer_format(extra_kv, d_qk, extra_kv_scales, "extra_kv")
     return _smla.AttendCall(
-        as_core(q), as_core(kv), format, as_core(indices), float(scale), as_core(out),
+        as_core(q), as_core(kv, "kv"), format, as_core(indices), float(scale), as_core(out),
         lse=as_core(lse), max_logits=as_core(max_logits), lengths=as_core(lengths),
-        kv_scales=as_core(kv_scales), extra_kv=as_core(extra_kv), extra_format=extra_format,
+        kv_scales=as_core(kv_scales), extra_kv=as_core(extra_kv, "extra_kv"),
+        extra_format=extra_format,
         extra_kv_scales=as_core(extra_kv_scales), extra_indices=as_core(extra_indices),
         extra_lengths=as_core(extra_lengths), sink=as_core(sink))
 
@@ -180,7 +193,8 @@ def quantize(rows: Array, format: str, *, block_size: int = 64, cache: Optional[
     bytes] (its slots past N are unspecified). With ``cache``, writes into it and returns it;
     ``cache_scales`` [num_blocks, block_size] float32 selects int8_ds_mla in two arrays.
     """
-    d_qk = int(rows.shape[-1])
+    d_qk = row_width(rows, "rows")
+    block_size = _integer(block_size, "block_size", 1)
     if cache is None:
         size = token_bytes(format, d_qk)
         if size is None:
@@ -188,7 +202,8 @@ def quantize(rows: Array, format: str, *, block_size: int = 64, cache: Optional[
                 f"format: {format!r} is not a format that holds rows of d_qk {d_qk}")
         num_blocks = -(-int(rows.shape[0]) // block_size)
         cache = empty(rows, (num_blocks, block_size, size), "u8")
-    _smla.quantize(as_core(rows), as_core(cache), format, cache_scales=as_core(cache_scales),
+    _smla.quantize(as_core(rows), as_core(cache, "cache"), format,
+                   cache_scales=as_core(cache_scales),
                    stream=stream_handle(rows, stream))
     finish_launch(rows, stream)
     return cache
@@ -203,11 +218,14 @@ def dequantize(cache: Array, format: str, *, num_rows: Optional[int] = None,
     N is ``num_rows`` (default: every slot of the cache) or ``rows``' first dim; d_qk
     follows from the format and the cache's bytes per token.
     """
+    if num_rows is not None:
+        num_rows = _integer(num_rows, "num_rows", 0)
     if rows is None:
         d_qk = d_qk_of(format, cache, cache_scales is not None)
         n = int(cache.shape[0]) * int(cache.shape[1]) if num_rows is None else num_rows
         rows = empty(cache, (n, d_qk), "bf16")
-    _smla.dequantize(as_core(cache), format, as_core(rows), cache_scales=as_core(cache_scales),
+    _smla.dequantize(as_core(cache, "cache"), format, as_core(rows),
+                     cache_scales=as_core(cache_scales),
                      stream=stream_handle(cache, stream))
     finish_launch(cache, stream)
     return rows
@@ -222,8 +240,8 @@ def write_cache(rows: Array, slots: Array, cache: Array, format: Optional[str] =
     inferred from the cache's bytes per token when None.
     """
     if format is None:
-        format = infer_format(cache, int(rows.shape[-1]), cache_scales, "cache")
-    _smla.write_cache(as_core(rows), as_core(slots), as_core(cache), format,
+        format = infer_format(cache, row_width(rows, "rows"), cache_scales, "cache")
+    _smla.write_cache(as_core(rows), as_core(slots), as_core(cache, "cache"), format,
                       cache_scales=as_core(cache_scales), stream=stream_handle(rows, stream))
     finish_launch(rows, stream)
     return cache

@@ -37,11 +37,14 @@ DType to_dtype(nb::dlpack::dtype dtype, const char* name) {
     if (dtype.bits == 16 && (code == Code::Bfloat || code == Code::UInt)) return DType::bf16;
     if (dtype.bits == 32 && code == Code::Float) return DType::f32;
     if (dtype.bits == 32 && code == Code::Int) return DType::i32;
-    if (dtype.bits == 8) return code == Code::Int ? DType::i8 : DType::u8;
+    // Cache bytes; the Python layer views float8_e4m3fn caches as uint8 and refuses other
+    // 8-bit floats, whose bytes mean something else. Bool is no cache dtype either.
+    if (dtype.bits == 8 && code == Code::Int) return DType::i8;
+    if (dtype.bits == 8 && code == Code::UInt) return DType::u8;
   }
   throw_invalid(std::string(name) + ": dtype " + dtype_description(dtype) +
                 " is not one smla reads; expected bfloat16 (or uint16 bf16 bits), float32, "
-                "int32, or 8-bit cache bytes");
+                "int32, or cache bytes (uint8, int8)");
 }
 
 Device to_device(int device_type, int device_id, const char* name) {
@@ -78,6 +81,10 @@ void check_blocked(const InArray& array, int64_t inner, const char* name, const 
                   std::to_string(inner) + "], got rank " + std::to_string(rank));
   }
   const size_t last = rank - 1;
+  // An empty cache has no token to pack or load, whatever its strides (NumPy 2 makes every
+  // stride of a fresh empty array 0).
+  bool empty = false;
+  for (size_t d = 0; d < rank; ++d) empty = empty || array.shape(d) == 0;
   if (rank == 4 && array.shape(2) != 1) {
     throw_invalid(n + ": dim 2 (the KV heads) must be 1 for MLA, got " +
                   std::to_string(array.shape(2)));
@@ -86,6 +93,7 @@ void check_blocked(const InArray& array, int64_t inner, const char* name, const 
     throw_invalid(n + ": expected " + what + " with " + std::to_string(inner) +
                   " elements in the last dim, got " + std::to_string(array.shape(last)));
   }
+  if (empty) return;
   if (rank > 2 && array.shape(last) > 1 && array.stride(last) != 1) {
     throw_invalid(n + ": the last dim must have unit stride, got stride " +
                   std::to_string(array.stride(last)));

@@ -144,10 +144,11 @@ Status check_tensor(const char* op, const char* name, const TensorView& t,
   if (!byte_extent_fits(t))
     return invalid_arg(op, name, "shape and strides spanning at most 2^63 - 1 bytes",
                        "shape " + shape_string(t) + " strides " + strides_string(t));
-  // An empty tensor has no element to overlap or to align, whatever its strides.
+  // An empty tensor has no element to overlap, align or load, whatever its strides (NumPy 2
+  // makes every stride of a fresh empty array 0).
   const bool empty = t.numel() == 0;
   const int32_t last = t.rank - 1;
-  if (rule.unit_last_stride && t.shape[last] > 1 && t.stride[last] != 1)
+  if (rule.unit_last_stride && !empty && t.shape[last] > 1 && t.stride[last] != 1)
     return invalid_arg(op, name, "unit stride on the last dim", "strides " + strides_string(t));
   if (rule.output && !empty && !has_no_self_overlap(t))
     return invalid_arg(op, name, "strides giving every element its own address (an output)",

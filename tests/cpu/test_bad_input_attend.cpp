@@ -414,6 +414,7 @@ TEST(AttendAccepts, EmptyCallsAndEmptyPools) {
   EXPECT_EQ(args.q.numel(), 0);
   args.q.shape[0] = 0;
   args.q.shape[2] = 576;
+  args.q.stride[0] = args.q.stride[1] = args.q.stride[2] = 0;  // NumPy 2's fresh empty array
   const Status strided = attend(args, Workspace{});
   EXPECT_TRUE(strided.ok()) << strided.message();
 }

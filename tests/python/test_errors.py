@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 np = pytest.importorskip("numpy")
-pytest.importorskip("ml_dtypes", reason="NumPy has no bfloat16 without ml_dtypes")
+ml_dtypes = pytest.importorskip("ml_dtypes", reason="NumPy has no bfloat16 without ml_dtypes")
 
 import smla  # noqa: E402
 from workloads import make_indices, make_pool, make_q, make_rows  # noqa: E402
@@ -58,6 +58,12 @@ def _bad_attend_cases(good):
         "out-shape": ("out", (q, kv, idx), {"out": f32((3, 4, 256), np.uint16)}),
         "lse-dtype": ("lse", (q, kv, idx), {"lse": f32((3, 4), np.int32)}),
         "max_logits-shape": ("max_logits", (q, kv, idx), {"max_logits": f32((4, 3), np.float32)}),
+        # a wrong q width is q's error, not the cache's whose format it would be inferred from
+        "q-width": ("q", (q[..., :128], kv, idx), {}),
+        "q-0d": ("q", (np.zeros((), np.uint16), kv, idx), {}),
+        # an 8-bit float other than e4m3fn (vLLM has e5m2 caches) and bool are not cache bytes
+        "kv-e5m2": ("kv", (q, kv.view(ml_dtypes.float8_e5m2), idx), {}),
+        "kv-bool": ("kv", (q, kv.view(np.bool_), idx), {"format": "fp8_v32"}),
     }
 
 
@@ -110,6 +116,14 @@ def test_format_op_errors(rng):
         smla.write_cache(rows, np.zeros(4, np.int64), np.zeros((1, 4, 656), np.uint8))
     with pytest.raises(ValueError, match="partial_lse"):
         smla.combine(np.zeros((2, 3, 4, 512), np.float32), np.zeros((2, 3, 5), np.float32))
+    with pytest.raises(ValueError, match="block_size"):
+        smla.quantize(rows, "fp8_v32", block_size=0)
+    with pytest.raises(ValueError, match="block_size"):
+        smla.quantize(rows, "fp8_v32", block_size=2.5)
+    with pytest.raises(ValueError, match="num_rows"):
+        smla.dequantize(np.zeros((1, 2, 656), np.uint8), "fp8_v32", num_rows=-1)
+    with pytest.raises(ValueError, match=r"\brows\b"):
+        smla.write_cache(rows[:, :128], np.zeros(4, np.int32), np.zeros((1, 4, 656), np.uint8))
     with pytest.raises(TypeError, match="stream"):
         smla.attend(make_q(rng, 1, 1, 576), np.zeros((1, 1, 656), np.uint8),
                     np.zeros((1, 1), np.int32), 1.0, stream="default")
@@ -120,3 +134,21 @@ def test_build_information():
     assert smla.__version__ == importlib.metadata.version("smla")
     if smla.compiled_cuda_architectures() == "":
         assert smla.cuda_device_count() == 0
+
+
+def test_empty_calls_take_numpy_2_empty_arrays(rng):
+    # NumPy 2 gives every stride of a fresh empty array the value 0 (an empty array has no
+    # element to load, so no stride rule applies); smla's own outputs are such arrays.
+    zero_strides = (lambda shape, dtype: np.lib.stride_tricks.as_strided(
+        np.zeros(1, dtype), shape, (0,) * len(shape)))
+    rows = zero_strides((0, 576), ml_dtypes.bfloat16)
+    cache = np.full((1, 4, 656), 9, np.uint8)
+    smla.write_cache(rows, zero_strides((0,), np.int32), cache)
+    assert np.all(cache == 9)
+    assert smla.quantize(rows, "fp8_v32").shape == (0, 64, 656)
+    assert smla.dequantize(cache, "fp8_v32", num_rows=0).shape == (0, 576)
+    good, _ = make_pool(rng, "fp8_v32", 576, num_blocks=2, block_size=8)
+    out, lse, _ = smla.attend(zero_strides((0, 4, 576), ml_dtypes.bfloat16), good,
+                              zero_strides((0, 8), np.int32), 0.1)
+    assert out.shape == (0, 4, 512) and lse.shape == (0, 4)
+

@@ -117,6 +117,18 @@ def test_metadata_reuse_and_misuse(rng):
     assert isinstance(meta, FlashMLASchedMeta)
 
 
+def test_failed_first_call_leaves_the_metadata_empty(rng):
+    w = _decode_workload(rng, 576, "fp8_v32", None)
+    meta, _ = get_mla_metadata()
+    with pytest.raises(ValueError, match="indices"):
+        flash_mla_with_kvcache(w["q"], w["k_cache"], None, None, 512, meta, is_fp8_kvcache=True,
+                               indices=w["indices"].astype(np.int64))
+    assert not meta.have_initialized and meta.config is None and meta.plan is None
+    out, _ = flash_mla_with_kvcache(w["q"], w["k_cache"], None, None, 512, meta,
+                                    is_fp8_kvcache=True, indices=w["indices"][..., :8])
+    assert meta.config.topk == 8 and out.shape == (3, 2, 8, 512)
+
+
 def test_with_kvcache_argument_errors(rng):
     w = _decode_workload(rng, 576, "fp8_v32", None)
     q, cache, idx = w["q"], w["k_cache"], w["indices"]
