@@ -80,13 +80,15 @@ def _check_8bit_float(dtype_name: str, name: str) -> None:
             f"float8_e4m3fn bytes")
 
 
-def as_core(a: Optional[Any], name: str = "array") -> Optional[Any]:
+def as_core(a: Optional[Any], name: str, written: bool = False) -> Optional[Any]:
     """``a`` as the extension reads it: the same memory, viewed with a DLPack-exportable dtype.
 
     NumPy exports neither ml_dtypes.bfloat16 nor 8-bit float dtypes through DLPack, so they
     travel as uint16 (bf16 bits, which the extension reads as bf16) and uint8; torch float8
-    caches travel as uint8 (older torch cannot export float8 either). An 8-bit float other
-    than float8_e4m3fn raises InvalidArgumentError naming ``name``.
+    caches travel as uint8 (older torch cannot export float8 either). What the binding would
+    refuse without naming the argument raises InvalidArgumentError naming ``name``: an 8-bit
+    float other than float8_e4m3fn, a NumPy array of the other byte order, and a read-only
+    NumPy array smla writes (``written``).
     """
     if a is None:
         return None
@@ -98,6 +100,12 @@ def as_core(a: Optional[Any], name: str = "array") -> Optional[Any]:
         return a
     if _is_numpy(a) or _is_cupy(a):   # CuPy arrays have NumPy dtypes (and the same limits)
         np = sys.modules["numpy"]
+        if not a.dtype.isnative:
+            raise InvalidArgumentError(
+                f"{name}: dtype {a.dtype.str} is not in this machine's byte order; pass "
+                f"a.astype(a.dtype.newbyteorder('='))")
+        if written and _is_numpy(a) and not a.flags.writeable:
+            raise InvalidArgumentError(f"{name}: a read-only array, which smla would write")
         if _is_numpy_bf16(a.dtype):
             return a.view(np.uint16)
         if a.dtype.itemsize == 1 and a.dtype.kind not in "iub":

@@ -60,12 +60,14 @@ def _attend_call(q, kv, indices, scale, out, lse, max_logits, *, format=None, le
     if extra_kv is not None and extra_format is None:
         extra_format = infer_format(extra_kv, d_qk, extra_kv_scales, "extra_kv")
     return _smla.AttendCall(
-        as_core(q), as_core(kv, "kv"), format, as_core(indices), float(scale), as_core(out),
-        lse=as_core(lse), max_logits=as_core(max_logits), lengths=as_core(lengths),
-        kv_scales=as_core(kv_scales), extra_kv=as_core(extra_kv, "extra_kv"),
-        extra_format=extra_format,
-        extra_kv_scales=as_core(extra_kv_scales), extra_indices=as_core(extra_indices),
-        extra_lengths=as_core(extra_lengths), sink=as_core(sink))
+        as_core(q, "q"), as_core(kv, "kv"), format, as_core(indices, "indices"), float(scale),
+        as_core(out, "out", written=True), lse=as_core(lse, "lse", written=True),
+        max_logits=as_core(max_logits, "max_logits", written=True),
+        lengths=as_core(lengths, "lengths"), kv_scales=as_core(kv_scales, "kv_scales"),
+        extra_kv=as_core(extra_kv, "extra_kv"), extra_format=extra_format,
+        extra_kv_scales=as_core(extra_kv_scales, "extra_kv_scales"),
+        extra_indices=as_core(extra_indices, "extra_indices"),
+        extra_lengths=as_core(extra_lengths, "extra_lengths"), sink=as_core(sink, "sink"))
 
 
 def _outputs(q, out, lse, max_logits):
@@ -88,7 +90,7 @@ def run_attend(q, kv, indices, scale, out, lse, max_logits, *, plan, stream, **p
     call = _attend_call(q, kv, indices, scale, out, lse, max_logits, **pool_args)
     size = call.workspace_size()
     workspace = empty(q, (size,), "u8") if size else None
-    call.run(as_core(workspace), plan.core if plan is not None else None,
+    call.run(as_core(workspace, "workspace", written=True), plan.core if plan is not None else None,
              stream_handle(q, stream))
     finish_launch(q, stream)
 
@@ -114,7 +116,7 @@ def plan(q: Array, kv: Array, indices: Array, scale: float, *, format: Optional[
                         extra_format=extra_format, extra_kv_scales=extra_kv_scales, sink=sink)
     size = call.plan_size()
     buffer = empty(q, (size,), "u8") if size else None
-    core = call.make_plan(as_core(buffer), stream_handle(q, stream))
+    core = call.make_plan(as_core(buffer, "plan buffer", written=True), stream_handle(q, stream))
     finish_launch(q, stream)
     return Plan(core, buffer)
 
@@ -178,8 +180,9 @@ def combine(partial_out: Array, partial_lse: Array, *, sink: Optional[Array] = N
         out = empty(partial_out, rows + (D_V,), "bf16")
     if lse is None:
         lse = empty(partial_lse, rows, "f32")
-    _smla.combine(as_core(partial_out), as_core(partial_lse), as_core(out), lse=as_core(lse),
-                  sink=as_core(sink), stream=stream_handle(partial_out, stream))
+    _smla.combine(as_core(partial_out, "partial_out"), as_core(partial_lse, "partial_lse"),
+                  as_core(out, "out", written=True), lse=as_core(lse, "lse", written=True),
+                  sink=as_core(sink, "sink"), stream=stream_handle(partial_out, stream))
     finish_launch(partial_out, stream)
     return out, lse
 
@@ -202,8 +205,8 @@ def quantize(rows: Array, format: str, *, block_size: int = 64, cache: Optional[
                 f"format: {format!r} is not a format that holds rows of d_qk {d_qk}")
         num_blocks = -(-int(rows.shape[0]) // block_size)
         cache = empty(rows, (num_blocks, block_size, size), "u8")
-    _smla.quantize(as_core(rows), as_core(cache, "cache"), format,
-                   cache_scales=as_core(cache_scales),
+    _smla.quantize(as_core(rows, "rows"), as_core(cache, "cache", written=True), format,
+                   cache_scales=as_core(cache_scales, "cache_scales", written=True),
                    stream=stream_handle(rows, stream))
     finish_launch(rows, stream)
     return cache
@@ -224,8 +227,8 @@ def dequantize(cache: Array, format: str, *, num_rows: Optional[int] = None,
         d_qk = d_qk_of(format, cache, cache_scales is not None)
         n = int(cache.shape[0]) * int(cache.shape[1]) if num_rows is None else num_rows
         rows = empty(cache, (n, d_qk), "bf16")
-    _smla.dequantize(as_core(cache, "cache"), format, as_core(rows),
-                     cache_scales=as_core(cache_scales),
+    _smla.dequantize(as_core(cache, "cache"), format, as_core(rows, "rows", written=True),
+                     cache_scales=as_core(cache_scales, "cache_scales"),
                      stream=stream_handle(cache, stream))
     finish_launch(cache, stream)
     return rows
@@ -241,8 +244,10 @@ def write_cache(rows: Array, slots: Array, cache: Array, format: Optional[str] =
     """
     if format is None:
         format = infer_format(cache, row_width(rows, "rows"), cache_scales, "cache")
-    _smla.write_cache(as_core(rows), as_core(slots), as_core(cache, "cache"), format,
-                      cache_scales=as_core(cache_scales), stream=stream_handle(rows, stream))
+    _smla.write_cache(as_core(rows, "rows"), as_core(slots, "slots"),
+                      as_core(cache, "cache", written=True), format,
+                      cache_scales=as_core(cache_scales, "cache_scales", written=True),
+                      stream=stream_handle(rows, stream))
     finish_launch(rows, stream)
     return cache
 

@@ -152,7 +152,7 @@ Status validate_attend(const char* op, const AttendArgs& a, AttendUse use) {
     SMLA_RETURN_IF_ERROR(check_tensor(op, "sink", a.sink, sink_rule, device, need));
   }
   if (!std::isfinite(a.scale))
-    return invalid_arg(op, "scale", "a finite softmax scale", std::to_string(a.scale));
+    return invalid_arg(op, "scale", "a finite number", std::to_string(a.scale));
 
   // Outputs. A size query or a plan may be made before the outputs exist.
   TensorRule out_rule{{DType::bf16}, {{"T", T}, {"h_q", h_q}, {"d_v", kDv}},

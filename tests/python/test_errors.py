@@ -92,11 +92,23 @@ def test_failed_call_writes_nothing(good):
     assert np.all(cache == 9)
 
 
-def test_read_only_output_is_rejected(good):
+def test_read_only_outputs_and_foreign_byte_order_are_named(good):
     out = np.zeros((3, 4, 512), np.uint16)
-    out.flags.writeable = False
-    with pytest.raises((ValueError, TypeError)):
+    lse = np.zeros((3, 4), np.float32)
+    for array in (out, lse):
+        array.flags.writeable = False
+    with pytest.raises(ValueError, match=r"\bout\b.*read-only"):
         smla.attend(good["q"], good["kv"], good["indices"], 0.1, out=out)
+    with pytest.raises(ValueError, match=r"\blse\b.*read-only"):
+        smla.attend(good["q"], good["kv"], good["indices"], 0.1, lse=lse)
+    big_endian = good["indices"].astype(">i4")
+    with pytest.raises(ValueError, match=r"\bindices\b.*byte order"):
+        smla.attend(good["q"], good["kv"], big_endian, 0.1)
+    cache = good["kv"].copy()
+    cache.flags.writeable = False
+    with pytest.raises(ValueError, match=r"\bcache\b.*read-only"):
+        smla.write_cache(make_rows(np.random.default_rng(0), 1, 576), np.zeros(1, np.int32),
+                         cache)
 
 
 def test_format_op_errors(rng):
