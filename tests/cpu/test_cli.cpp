@@ -204,7 +204,10 @@ TEST_F(Cli, BadUsageExitsTwo) {
        {"", "frobnicate", "info --bogus", "bench --rows sideways", "bench --reps 3x",
         "quantize --block-size 64 a.npy b.npy", "quantize --format fp9 --block-size 64 a.npy b.npy",
         "quantize --format bf16 --block-size 64 a.npy",
-        "dequantize --format bf16 --block-size 64 x y", "run --q q.npy", "info --json=yes"}) {
+        "dequantize --format bf16 --block-size 64 x y", "run --q q.npy", "info --json=yes",
+        "dequantize --format bf16 --block-size 4 --d-qk 100 --count 1 x.npy y.npy",
+        "run --format bf16 --block-size 2 --scale 1 --q q.npy --indices i.npy --cache c.npy "
+        "--out ''"}) {
     EXPECT_EQ(run_cli(std::string(arguments) + " 2>/dev/null").exit_code, 2)
         << "smla " << arguments;
   }
@@ -215,6 +218,17 @@ TEST_F(Cli, UsageErrorsUnderJsonAreJson) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(JsonSyntax(r.out).valid()) << r.out;
   EXPECT_NE(r.out.find("\"ok\":false"), std::string::npos) << r.out;
+}
+
+// JSON is UTF-8: a file name's bytes that are not become U+FFFD, valid UTF-8 is kept.
+TEST_F(Cli, JsonStaysUtf8WhateverTheFileNames) {
+  const std::string name = path("\xff\xc3\xa9.npy");
+  const CliResult r = run_cli("quantize --format bf16 --block-size 4 '" + name + "' " +
+                              path("x.npy") + " --json 2>/dev/null");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(JsonSyntax(r.out).valid()) << r.out;
+  EXPECT_EQ(r.out.find('\xff'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\\ufffd\xc3\xa9.npy"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, InfoJsonParses) {
@@ -430,6 +444,17 @@ TEST_F(Cli, RunWritesAllOfItsOutputsOrNone) {
   }
 }
 
+// A forced GPU path that cannot run fails; it does not quietly time the CPU reference.
+TEST_F(Cli, BenchWithAForcedGpuPathAndNoGpuFails) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "a GPU is present: the forced path can run";
+  for (const char* backend : {"portable", "hopper"}) {
+    const CliResult r =
+        run_cli(std::string("bench --quick --backend ") + backend + " --json 2>/dev/null");
+    EXPECT_EQ(r.exit_code, 1) << backend << ": " << r.out;
+    EXPECT_NE(r.out.find(std::string("--backend ") + backend), std::string::npos) << r.out;
+  }
+}
+
 TEST_F(Cli, QuickCpuBenchPassesItsCheck) {
   const CliResult r = run_passing_bench("");
   EXPECT_TRUE(JsonSyntax(r.out).valid()) << r.out;
@@ -491,6 +516,9 @@ TEST_F(Cli, BenchSigmaSetsTheSpreadOfEveryRowsData) {
   EXPECT_NE(r.out.find("\"sigma\":1"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\"sigma\":0.1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" sigma=1\""), std::string::npos) << r.out;
+  // The label keeps the digits that tell a spread from the default's.
+  const CliResult near = run_passing_bench("--sigma 0.1000001 --match sigma=0.1000001");
+  EXPECT_NE(near.out.find(" sigma=0.1000001\""), std::string::npos) << near.out;
 
   expect_bench_rejects("--sigma", {"0", "-1", "9", "nan", "1x"});
 }

@@ -1,5 +1,6 @@
 #include "bench_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "smla/format.hpp"
@@ -28,7 +29,9 @@ Workload BenchOptions::adjusted(Workload workload) const {
   if (heads > 0) workload.h_q = heads;
   if (format) {
     workload.main.format = *format;
-    workload.extra.format = *format;
+    // A row without an extra pool keeps its (unused) default: FlashMLA's figure stands
+    // while every pool the row has is in the anchor's format.
+    if (workload.has_extra()) workload.extra.format = *format;
   }
   workload.sigma = sigma;
   return workload;
@@ -62,7 +65,14 @@ void print_report(const BenchReport& report) {
                 number(report.ceilings.copy_gbps, "%.0f").c_str(),
                 number(report.ceilings.gemm_tflops, "%.0f").c_str());
   }
-  std::printf("%-14s %-54s %-26s", "workload", "shape", "format");
+  // Columns as wide as their widest entry, so that a long pool list or a sigma label does
+  // not push the numbers out of line.
+  int shape_width = 5, format_width = 6;
+  for (const BenchRow& row : report.rows) {
+    shape_width = std::max(shape_width, static_cast<int>(row.workload.shape_text().size()));
+    format_width = std::max(format_width, static_cast<int>(row.workload.format_text().size()));
+  }
+  std::printf("%-14s %-*s %-*s", "workload", shape_width, "shape", format_width, "format");
   if (report.gpu) std::printf(" %-8s", "path");
   std::printf(" %10s %12s", "time us", "tokens/s");
   if (report.gpu) {
@@ -74,8 +84,8 @@ void print_report(const BenchReport& report) {
     const Workload& w = row.workload;
     // Never a number for a wrong answer: untimed rows show '-' (BENCHMARKS.md, STYLE.md).
     const bool t = row.timed();
-    std::printf("%-14s %-54s %-26s", w.name.c_str(), w.shape_text().c_str(),
-                w.format_text().c_str());
+    std::printf("%-14s %-*s %-*s", w.name.c_str(), shape_width, w.shape_text().c_str(),
+                format_width, w.format_text().c_str());
     if (report.gpu) std::printf(" %-8s", row.path.c_str());
     std::printf(" %10s %12s", number(t ? row.seconds * 1e6 : kNotMeasured, "%.1f").c_str(),
                 number(t ? row.tokens_per_s() : kNotMeasured, "%.1f").c_str());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iomanip>
 #include <numeric>
 #include <sstream>
 
@@ -191,7 +192,8 @@ std::string Workload::shape_text() const {
   if (has_extra()) out << "+" << extra.topk;
   out << " s_kv=" << main.s_kv;
   if (sink) out << " sink";
-  if (sigma != kBenchSigma) out << " sigma=" << sigma;
+  // Nine digits: a label that rounds would read as another spread (0.1000001 as 0.1).
+  if (sigma != kBenchSigma) out << " sigma=" << std::setprecision(9) << sigma;
   return out.str();
 }
 

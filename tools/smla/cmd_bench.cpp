@@ -56,10 +56,16 @@ RowSelection parse_rows(const Args& args) {
 
 BenchReport run(const BenchOptions& options) {
   if (options.backend == "cpu") return run_cpu_bench(options, "forced by --backend cpu");
+  // A forced GPU path that cannot run is a failure, not a silent run of the CPU reference.
+  const bool forced_gpu = options.backend != "auto";
   const CudaDeviceList list = cuda_devices();
-  if (list.devices.empty()) return run_cpu_bench(options, list.why_none);
+  if (list.devices.empty()) {
+    if (forced_gpu) throw failure("--backend " + options.backend + ": " + list.why_none);
+    return run_cpu_bench(options, list.why_none);
+  }
   std::string why_not;
   if (std::optional<BenchReport> report = run_gpu_bench(options, &why_not)) return *report;
+  if (forced_gpu) throw failure("--backend " + options.backend + ": " + why_not);
   return run_cpu_bench(options,
                        "GPU backend unavailable: " + why_not + "; fell back to the CPU reference");
 }

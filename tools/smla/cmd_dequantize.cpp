@@ -30,7 +30,7 @@ int dequantize_command(const std::vector<std::string>& argv) {
   if (args.print_help_if_asked()) return kExitOk;
   const KvFormat format = format_option(args, "--format");
   const int32_t block_size = block_size_option(args);
-  const int d_qk = static_cast<int>(args.required_integer("--d-qk", 1, 4096));
+  const int d_qk = d_qk_option(args);
   const int64_t count = args.required_integer("--count", 0, int64_t{1} << 40);
   const std::string& rows_path = args.positional()[1];
 

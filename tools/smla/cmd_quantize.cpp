@@ -35,7 +35,7 @@ int quantize_command(const std::vector<std::string>& argv) {
 
   NpyInput rows = read_input(rows_path, NpyDType::f32, 2, "rows");
   const int64_t count = rows.array.shape[0];
-  const int d_qk = static_cast<int>(rows.array.shape[1]);
+  const int d_qk = d_qk_of(rows, 1);
   std::vector<uint16_t> bf16_rows = bf16_from_f32(rows.array);
   const int64_t num_blocks = (count + block_size - 1) / block_size;
   const int64_t block_bytes =

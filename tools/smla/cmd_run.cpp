@@ -58,10 +58,12 @@ TensorView optional_view(std::optional<NpyInput>& input) {
 // --out, then --lse and --max-logits where given: each output needs a file of its own (two
 // outputs written to one file would overwrite each other), however the paths are spelled.
 std::vector<std::string> distinct_outputs(const Args& args, const std::string& out_path) {
+  if (out_path.empty()) throw usage_error("--out needs a file name");
   std::vector<std::string> paths{out_path};
   for (const char* option : {"--lse", "--max-logits"}) {
     std::optional<std::string> path = args.value(option);
     if (!path) continue;
+    if (path->empty()) throw usage_error(std::string(option) + " needs a file name");
     for (const std::string& earlier : paths) {
       if (same_file_key(*path) == same_file_key(earlier)) {
         throw usage_error(std::string(option) + " names the same file as " + earlier + ": " +
@@ -109,9 +111,14 @@ int run_command(const std::vector<std::string>& argv) {
       optional_input(args, "--extra-lengths", NpyDType::i32, 1, "extra lengths");
   std::optional<NpyInput> sink = optional_input(args, "--sink", NpyDType::f32, 1, "sink");
 
+  // Checked before the outputs are sized by them; the library checks the rest.
   const int64_t tokens = q.array.shape[0];
   const int64_t heads = q.array.shape[1];
-  const int d_qk = static_cast<int>(q.array.shape[2]);
+  const int d_qk = d_qk_of(q, 2);
+  if (heads < 1 || heads > 128) {
+    throw failure(q.path + ": dim 1 is h_q, which must be 1..128; the file's shape is " +
+                  q.array.shape_string());
+  }
   std::vector<uint16_t> q_bf16 = bf16_from_f32(q.array);
   std::vector<uint16_t> out_bf16(static_cast<size_t>(tokens * heads * kDv));
   NpyArray lse = NpyArray::zeros(NpyDType::f32, {tokens, heads});

@@ -66,6 +66,25 @@ int32_t block_size_option(const Args& args) {
   return static_cast<int32_t>(args.required_integer("--block-size", 1, 1 << 20));
 }
 
+int d_qk_option(const Args& args) {
+  const int64_t d_qk = args.required_integer("--d-qk", 1, 4096);
+  if (d_qk != 576 && d_qk != 512) {
+    throw usage_error("--d-qk expects 576 (DeepSeek-V3.2) or 512 (DeepSeek-V4), got " +
+                      std::to_string(d_qk));
+  }
+  return static_cast<int>(d_qk);
+}
+
+int d_qk_of(const NpyInput& input, size_t dim) {
+  const int64_t d_qk = input.array.shape[dim];
+  if (d_qk != 576 && d_qk != 512) {
+    throw failure(input.path + ": dim " + std::to_string(dim) + " is d_qk, which must be 576 " +
+                  "(DeepSeek-V3.2) or 512 (DeepSeek-V4); the file's shape is " +
+                  input.array.shape_string());
+  }
+  return static_cast<int>(d_qk);
+}
+
 KvPool cache_pool(NpyInput& cache, KvFormat format, int32_t block_size, int d_qk) {
   if (!format_supports_d_qk(format, d_qk)) {
     throw failure(std::string("format ") + format_name(format) + " cannot hold rows of d_qk " +

@@ -34,6 +34,11 @@ TensorView view_of(NpyArray& array);
 KvFormat format_option(const Args& args, const char* name);
 // The --block-size option: slots per pool block, 1 .. 2^20.
 int32_t block_size_option(const Args& args);
+// The --d-qk option: 576 or 512 (a usage error otherwise).
+int d_qk_option(const Args& args);
+// Dim `dim` of an input file as d_qk: 576 or 512, else a failure naming the file. Read
+// before any buffer is sized by it (a [2^20, 128, 0] q must not allocate 128 GiB of out).
+int d_qk_of(const NpyInput& input, size_t dim);
 
 // The pool held by a uint8 [num_blocks, block_bytes] cache file, where block_bytes must be
 // the packed block size of `format` for rows of `d_qk` and `block_size` slots.
