@@ -102,8 +102,8 @@ def as_core(a: Optional[Any], name: str, written: bool = False) -> Optional[Any]
         np = sys.modules["numpy"]
         if not a.dtype.isnative:
             raise InvalidArgumentError(
-                f"{name}: dtype {a.dtype.str} is not in this machine's byte order; pass "
-                f"a.astype(a.dtype.newbyteorder('='))")
+                f"{name}: dtype {a.dtype} in byte order '{a.dtype.byteorder}' is not this "
+                f"machine's; pass a.astype(a.dtype.newbyteorder('='))")
         if written and _is_numpy(a) and not a.flags.writeable:
             raise InvalidArgumentError(f"{name}: a read-only array, which smla would write")
         if _is_numpy_bf16(a.dtype):

@@ -20,7 +20,7 @@ from typing import Any, Optional, Tuple
 from . import _sparse
 from ._arrays import Array, is_torch
 from ._errors import InvalidArgumentError, NotBuiltError, argument_names
-from ._formats import infer_format
+from ._formats import infer_format, row_width
 from .ops import Plan, plan as make_plan
 
 try:
@@ -193,7 +193,7 @@ def flash_mla_with_kvcache(
                         f"get_mla_metadata(), got {type(tile_scheduler_metadata).__name__}")
     _sparse.check_d_v(head_dim_v, "head_dim_v")
     _sparse.check_decode_shapes(q, indices, extra_indices_in_kvcache)
-    d_qk = int(q.shape[-1])
+    d_qk = row_width(q, "q")
     if softmax_scale is None:
         softmax_scale = d_qk ** -0.5
     format = _decode_format(k_cache, format, is_fp8_kvcache, d_qk, "k_cache")

@@ -29,9 +29,10 @@ D_V = 512
 
 
 def _integer(value: Any, name: str, minimum: int) -> int:
-    """``value`` as an int (any integer type, NumPy's included) of at least ``minimum``."""
+    """``value`` as an int (any integer type, NumPy's included, not bool) of at least
+    ``minimum``."""
     try:
-        n = operator.index(value)
+        n = None if isinstance(value, bool) else operator.index(value)
     except TypeError:
         n = None
     if n is None or n < minimum:

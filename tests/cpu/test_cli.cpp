@@ -206,6 +206,7 @@ TEST_F(Cli, BadUsageExitsTwo) {
         "quantize --format bf16 --block-size 64 a.npy",
         "dequantize --format bf16 --block-size 64 x y", "run --q q.npy", "info --json=yes",
         "dequantize --format bf16 --block-size 4 --d-qk 100 --count 1 x.npy y.npy",
+        "dequantize --format bf16 --block-size 4 --d-qk 5000 --count 1 x.npy y.npy",
         "run --format bf16 --block-size 2 --scale 1 --q q.npy --indices i.npy --cache c.npy "
         "--out ''"}) {
     EXPECT_EQ(run_cli(std::string(arguments) + " 2>/dev/null").exit_code, 2)
@@ -517,8 +518,8 @@ TEST_F(Cli, BenchSigmaSetsTheSpreadOfEveryRowsData) {
   EXPECT_EQ(r.out.find("\"sigma\":0.1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" sigma=1\""), std::string::npos) << r.out;
   // The label keeps the digits that tell a spread from the default's.
-  const CliResult near = run_passing_bench("--sigma 0.1000001 --match sigma=0.1000001");
-  EXPECT_NE(near.out.find(" sigma=0.1000001\""), std::string::npos) << near.out;
+  const CliResult near = run_passing_bench("--sigma 0.1000000001 --match sigma=0.1000000001");
+  EXPECT_NE(near.out.find(" sigma=0.1000000001\""), std::string::npos) << near.out;
 
   expect_bench_rejects("--sigma", {"0", "-1", "9", "nan", "1x"});
 }

@@ -215,6 +215,33 @@ TEST_F(NpyFiles, AFailedCommitPutsEveryTargetBack) {
   }
 }
 
+TEST_F(NpyFiles, AFailedRenameRestoresTheFilesAlreadyReplaced) {
+  write_npy(path("a.npy"), NpyArray::zeros(NpyDType::u8, {7}));  // the caller's old file
+  write_npy(path("d.npy"), NpyArray::zeros(NpyDType::u8, {5}));
+  ASSERT_EQ(symlink(path("d.npy").c_str(), path("b.npy").c_str()), 0);  // a target that links
+  const std::string pid = std::to_string(getpid());
+  {
+    NpyWriteBatch batch;
+    batch.stage(path("b.npy"), NpyArray::zeros(NpyDType::f32, {2}));
+    batch.stage(path("a.npy"), NpyArray::zeros(NpyDType::f32, {1}));
+    batch.stage(path("c.npy"), NpyArray::zeros(NpyDType::f32, {1}));
+    // c's new contents vanish: its rename fails after b.npy and a.npy were replaced.
+    ASSERT_EQ(std::remove((path("c.npy") + ".tmp-smla-" + pid).c_str()), 0);
+    EXPECT_THROW(batch.commit(), NpyError);
+  }
+  EXPECT_EQ(read_npy(path("a.npy")).shape, (std::vector<int64_t>{7}));
+  struct stat link_stat {};
+  ASSERT_EQ(lstat(path("b.npy").c_str(), &link_stat), 0);
+  EXPECT_TRUE(S_ISLNK(link_stat.st_mode)) << "the link was replaced by a file";
+  EXPECT_EQ(read_npy(path("b.npy")).shape, (std::vector<int64_t>{5}));
+  EXPECT_FALSE(exists(path("c.npy")));
+  for (const char* name : {"a.npy", "b.npy", "c.npy"}) {
+    EXPECT_FALSE(exists(path(name) + ".old-smla-" + pid)) << name;
+    EXPECT_FALSE(exists(path(name) + ".tmp-smla-" + pid)) << name;
+  }
+  std::remove(path("d.npy").c_str());
+}
+
 TEST_F(NpyFiles, CommitReplacesExistingTargetsAndDropsTheirBackups) {
   write_npy(path("a.npy"), NpyArray::zeros(NpyDType::u8, {7}));
   NpyWriteBatch batch;

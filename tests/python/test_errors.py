@@ -132,6 +132,8 @@ def test_format_op_errors(rng):
         smla.quantize(rows, "fp8_v32", block_size=0)
     with pytest.raises(ValueError, match="block_size"):
         smla.quantize(rows, "fp8_v32", block_size=2.5)
+    with pytest.raises(ValueError, match="block_size"):
+        smla.quantize(rows, "fp8_v32", block_size=True)
     with pytest.raises(ValueError, match="num_rows"):
         smla.dequantize(np.zeros((1, 2, 656), np.uint8), "fp8_v32", num_rows=-1)
     with pytest.raises(ValueError, match=r"\brows\b"):
@@ -163,4 +165,3 @@ def test_empty_calls_take_numpy_2_empty_arrays(rng):
     out, lse, _ = smla.attend(zero_strides((0, 4, 576), ml_dtypes.bfloat16), good,
                               zero_strides((0, 8), np.int32), 0.1)
     assert out.shape == (0, 4, 512) and lse.shape == (0, 4)
-

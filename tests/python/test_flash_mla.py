@@ -146,6 +146,9 @@ def test_with_kvcache_argument_errors(rng):
         call(is_fp8_kvcache=True, indices=idx, head_dim_v=256)
     with pytest.raises(ValueError, match="is_fp8_kvcache"):
         call(is_fp8_kvcache=False, indices=idx)
+    with pytest.raises(ValueError, match=r"^q: expected d_qk"):   # not blamed on k_cache
+        flash_mla_with_kvcache(q[..., :128], cache, None, None, 512, None, is_fp8_kvcache=True,
+                               indices=idx)
     with pytest.raises(ValueError, match="k_cache.*format="):
         call(is_fp8_kvcache=True, indices=idx, k_cache=cache[..., :600])
     with pytest.raises(ValueError, match="extra_indices_in_kvcache: given without"):

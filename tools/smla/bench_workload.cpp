@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <charconv>
 #include <cstring>
-#include <iomanip>
 #include <numeric>
 #include <sstream>
+#include <string_view>
 
 #include "bf16.hpp"
 #include "cli.hpp"
@@ -192,8 +193,12 @@ std::string Workload::shape_text() const {
   if (has_extra()) out << "+" << extra.topk;
   out << " s_kv=" << main.s_kv;
   if (sink) out << " sink";
-  // Nine digits: a label that rounds would read as another spread (0.1000001 as 0.1).
-  if (sigma != kBenchSigma) out << " sigma=" << std::setprecision(9) << sigma;
+  // The shortest text that reads back as sigma: a rounded label would read as another
+  // spread (0.1000001 as 0.1).
+  if (sigma != kBenchSigma) {
+    char buf[32];
+    out << " sigma=" << std::string_view(buf, std::to_chars(buf, buf + sizeof buf, sigma).ptr);
+  }
   return out.str();
 }
 

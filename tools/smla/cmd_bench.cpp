@@ -1,6 +1,7 @@
 // `smla bench`: checked, then timed. On a CUDA device it reproduces BENCHMARKS.md's anchor
 // rows; without one (or with --backend cpu, or when the GPU backend is not built) it runs the
-// CPU reference on scaled-down DeepSeek workloads and says so.
+// CPU reference on scaled-down DeepSeek workloads and says so, unless --backend forced a GPU
+// path, which then fails.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -41,7 +42,9 @@ const CommandSpec kSpec{
       "measured). S = 1 is closer to a model's normalized latents: the Hopper path then takes "
       "its P-rounding residual product on most steps (docs/hopper-path.md)"},
      {"--reps", "N", "timed repetitions, median reported (default: CPU 3, 1 with --quick; GPU 20)"},
-     {"--backend", "B", "auto | cpu | portable | hopper (default auto; sets SMLA_BACKEND)"},
+     {"--backend", "B",
+      "auto | cpu | portable | hopper (default auto; portable and hopper set SMLA_BACKEND and "
+      "fail where no GPU can run them)"},
      {"--quick", nullptr, "fewer tokens on the CPU, the first row of each kind on the GPU"}},
     0,
     0};

@@ -1,5 +1,6 @@
 #include "json.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -103,9 +104,10 @@ JsonObject& JsonObject::add(const std::string& key, const char* value) {
 
 JsonObject& JsonObject::add(const std::string& key, double value) {
   if (!std::isfinite(value)) return add_raw(key, "null");
+  // The shortest text that reads back as the same double: a reader gets the value itself.
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", value);
-  return add_raw(key, buf);
+  const std::to_chars_result end = std::to_chars(buf, buf + sizeof buf, value);
+  return add_raw(key, std::string(buf, end.ptr));
 }
 
 JsonObject& JsonObject::add(const std::string& key, int64_t value) {

@@ -1,5 +1,6 @@
 #include "npy.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -312,33 +313,50 @@ void NpyWriteBatch::stage(const std::string& path, const NpyArray& array) {
 }
 
 void NpyWriteBatch::commit() {
-  // Targets that exist are moved aside first, so that a failure can put them back: either
-  // every new file is in place or every target is as it was.
-  std::vector<const Staged*> moved_aside, placed;
+  // Each rename replaces its target atomically, so a target is never missing. With more
+  // than one file, an existing target first gets a hard link as its backup (a symlink is
+  // linked as the link it is), so that a failed later rename can put it back: either every
+  // new file is in place or every target is as it was. Without hard links on the file
+  // system, a target is replaced without a backup.
+  const bool restorable = staged_.size() > 1;
+  std::vector<bool> backed_up(staged_.size(), false);
+  size_t placed = 0;
   auto roll_back = [&] {
-    for (const Staged* file : placed) std::remove(file->target.c_str());
-    for (const Staged* file : moved_aside) std::rename(file->backup.c_str(), file->target.c_str());
-  };
-  for (const Staged& file : staged_) {
-    std::error_code error;
-    const std::filesystem::file_status status = std::filesystem::status(file.target, error);
-    if (!std::filesystem::exists(status)) continue;
-    // A directory that appeared since stage() is not the caller's file to replace.
-    if (std::filesystem::is_directory(status) ||
-        std::rename(file.target.c_str(), file.backup.c_str()) != 0) {
-      roll_back();
-      fail(file.target, "cannot move the existing file aside");
+    for (size_t i = 0; i < staged_.size(); ++i) {
+      const Staged& file = staged_[i];
+      if (i < placed) {  // the new file is in place: the old one back, or none
+        if (backed_up[i]) {
+          std::rename(file.backup.c_str(), file.target.c_str());
+        } else {
+          std::remove(file.target.c_str());
+        }
+      } else if (backed_up[i]) {  // the target is untouched: only the link goes
+        std::remove(file.backup.c_str());
+      }
     }
-    moved_aside.push_back(&file);
+  };
+  for (size_t i = 0; i < staged_.size(); ++i) {
+    const Staged& file = staged_[i];
+    std::error_code error;
+    if (std::filesystem::is_directory(file.target, error)) {  // appeared since stage()
+      roll_back();
+      fail(file.target, "is a directory");
+    }
+    const auto link_status = std::filesystem::symlink_status(file.target, error);
+    if (restorable && std::filesystem::exists(link_status)) {
+      backed_up[i] = linkat(AT_FDCWD, file.target.c_str(), AT_FDCWD, file.backup.c_str(), 0) == 0;
+    }
   }
-  for (const Staged& file : staged_) {
+  for (; placed < staged_.size(); ++placed) {
+    const Staged& file = staged_[placed];
     if (std::rename(file.temporary.c_str(), file.target.c_str()) != 0) {
       roll_back();
       fail(file.target, "cannot rename into place");
     }
-    placed.push_back(&file);
   }
-  for (const Staged* file : moved_aside) std::remove(file->backup.c_str());
+  for (size_t i = 0; i < staged_.size(); ++i) {
+    if (backed_up[i]) std::remove(staged_[i].backup.c_str());
+  }
   staged_.clear();
 }
 

@@ -57,11 +57,11 @@ std::string serialize_npy(const NpyArray& array);  // format 1.0, or 2.0 for hug
 std::string same_file_key(const std::string& path);
 
 // Writes several files so that either all of them appear or none does: each is written to
-// a temporary name next to its target, and only commit() renames them into place, after
-// moving the targets that exist aside; when a rename fails, the new files go and the old
-// ones come back. Files staged but not committed (an error happened in between) are removed
-// on destruction. Two paths naming one file (after resolving "." and links) and a path
-// naming a directory are refused by stage().
+// a temporary name next to its target, and only commit() renames them into place (each
+// rename atomic), after giving the targets that exist a hard-linked backup; when a rename
+// fails, the new files go and the old ones come back. Files staged but not committed (an
+// error happened in between) are removed on destruction. Two paths naming one file (after
+// resolving "." and links) and a path naming a directory are refused.
 class NpyWriteBatch {
  public:
   NpyWriteBatch() = default;

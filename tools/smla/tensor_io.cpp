@@ -1,5 +1,7 @@
 #include "tensor_io.hpp"
 
+#include <cstdint>
+
 #include "args.hpp"
 #include "bf16.hpp"
 #include "cli.hpp"
@@ -67,7 +69,8 @@ int32_t block_size_option(const Args& args) {
 }
 
 int d_qk_option(const Args& args) {
-  const int64_t d_qk = args.required_integer("--d-qk", 1, 4096);
+  // Any integer parses, so that the message names the two widths.
+  const int64_t d_qk = args.required_integer("--d-qk", INT64_MIN, INT64_MAX);
   if (d_qk != 576 && d_qk != 512) {
     throw usage_error("--d-qk expects 576 (DeepSeek-V3.2) or 512 (DeepSeek-V4), got " +
                       std::to_string(d_qk));
