@@ -56,6 +56,12 @@ def _attend_call(q, kv, indices, scale, out, lse, max_logits, *, format=None, le
                  kv_scales=None, extra_kv=None, extra_indices=None, extra_lengths=None,
                  extra_format=None, extra_kv_scales=None, sink=None):
     d_qk = row_width(q, "q")
+    if extra_kv is None:
+        # The library checks extra_indices and extra_lengths; these two only say how to read
+        # an extra pool, and without one they would be ignored silently.
+        for name, value in (("extra_format", extra_format), ("extra_kv_scales", extra_kv_scales)):
+            if value is not None:
+                raise InvalidArgumentError(f"{name}: given without extra_kv")
     if format is None:
         format = infer_format(kv, d_qk, kv_scales, "kv")
     if extra_kv is not None and extra_format is None:
