@@ -15,6 +15,9 @@ namespace smla::api {
 namespace {
 
 constexpr int kMaxHeads = 128;
+// Entries one token selects (k + k_x), and partials one combine merges: the GPU kernels count
+// both in int32 (with room to round a count up to a block), far above any model's top-k.
+constexpr int64_t kMaxSelected = int64_t{1} << 30;
 
 bool valid_device(Device d) {
   return (d.kind == DeviceKind::cpu || d.kind == DeviceKind::cuda) && d.index >= 0;
@@ -139,6 +142,12 @@ Status validate_attend(const char* op, const AttendArgs& a, AttendUse use) {
     SMLA_RETURN_IF_ERROR(
         check_tensor(op, "extra_indices", a.extra_indices, idx_rule, device, need));
   }
+  const int64_t selected =
+      a.indices.shape[1] + (a.extra_kv.present() ? a.extra_indices.shape[1] : 0);
+  if (selected > kMaxSelected)
+    return invalid_arg(op, a.extra_kv.present() ? "extra_indices" : "indices",
+                       "at most 2^30 entries per token (k + k_x)",
+                       "k + k_x = " + std::to_string(selected));
   if (a.extra_lengths.present()) {
     if (!a.extra_kv.present())
       return invalid_arg(op, "extra_lengths", "an absent tensor since no extra_kv is given",
@@ -232,9 +241,9 @@ Status validate_combine(const char* op, const CombineArgs& a) {
                                     Need::data));
   const int64_t S = a.partial_out.shape[0], T = a.partial_out.shape[1],
                 h_q = a.partial_out.shape[2];
-  if (S < 1)
-    return invalid_arg(op, "partial_out", "at least one partial (S >= 1)",
-                       "S=0 in shape " + shape_string(a.partial_out));
+  if (S < 1 || S > kMaxSelected)
+    return invalid_arg(op, "partial_out", "1 to 2^30 partials (S)",
+                       "S=" + std::to_string(S) + " in shape " + shape_string(a.partial_out));
   SMLA_RETURN_IF_ERROR(check_heads(op, "partial_out", a.partial_out, h_q));
 
   const TensorRule lse_in_rule{{DType::f32}, {{"S", S}, {"T", T}, {"h_q", h_q}},

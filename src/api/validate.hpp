@@ -24,7 +24,8 @@
 // - extra_kv is present iff extra_indices is; extra_lengths needs extra_kv.
 // - Outputs (out, lse, max_logits; dequantize's rows; the pool written by quantize and
 //   write_cache) do not overlap any input nor each other (byte ranges).
-// - attend's scale is finite; combine has at least one partial.
+// - attend's scale is finite; combine has 1 to 2^30 partials; a token selects at most 2^30
+//   entries (k + k_x): the GPU kernels count both in int32.
 #pragma once
 
 #include "smla/ops.hpp"

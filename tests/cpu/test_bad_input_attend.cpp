@@ -364,6 +364,20 @@ TEST_F(BackendEnv, GpuBackendNamesLeaveCpuCallsOnTheReference) {
 
 // ---- what the rules accept (no backend needed: size queries and CPU plans) -------------
 
+// The GPU kernels count a token's entries in int32: k + k_x is capped at 2^30. Size queries
+// need only shapes, so no memory backs the 4 GiB rows of indices.
+TEST(BadAttendLimits, AtMost2To30EntriesPerToken) {
+  AttendCase c;
+  AttendArgs args = c.args();
+  args.extra_indices = TensorView::contiguous(nullptr, DType::i32, {AttendCase::T, (1 << 30) - 3});
+  size_t bytes = 12345;
+  expect_rejected(attend_workspace_size(args, &bytes), StatusCode::invalid_argument,
+                  {"'extra_indices'", "at most 2^30 entries per token", "k + k_x = 1073741829"});
+  EXPECT_EQ(bytes, 12345u);
+  args.extra_indices.shape[1] = (1 << 30) - AttendCase::K;  // exactly 2^30 in all
+  EXPECT_TRUE(attend_workspace_size(args, &bytes).ok());
+}
+
 TEST(AttendAccepts, SizeQueriesNeedOnlyShapes) {
   AttendCase c;
   AttendArgs args = c.args();

@@ -50,7 +50,15 @@ const std::vector<BadCombine>& combine_cases() {
       {"partial_out_d_v", [](A& a, C&) { a.partial_out.shape[3] = 256; },
        {"'partial_out'", "d_v=512", "got [2, 4, 16, 256]"}},
       {"no_partials", [](A& a, C&) { a.partial_out.shape[0] = 0; },
-       {"'partial_out'", "at least one partial", "S=0"}},
+       {"'partial_out'", "1 to 2^30 partials", "S=0"}},
+      {"too_many_partials",
+       [](A& a, C&) {
+         a.partial_out.shape[0] = (int64_t{1} << 30) + 1;  // a broadcast: one partial's memory
+         a.partial_out.stride[0] = 0;
+         a.partial_lse.shape[0] = (int64_t{1} << 30) + 1;
+         a.partial_lse.stride[0] = 0;
+       },
+       {"'partial_out'", "1 to 2^30 partials", "S=1073741825"}},
       {"too_many_heads", [](A& a, C&) { a.partial_out.shape[2] = 200; },
        {"'partial_out'", "h_q in 1..128", "h_q=200"}},
       {"partial_out_last_stride", [](A& a, C&) { a.partial_out.stride[3] = 2; },
