@@ -182,6 +182,9 @@ def combine(partial_out: Array, partial_lse: Array, *, sink: Optional[Array] = N
     Returns:
         (out [T, h_q, 512] bf16, lse [T, h_q] float32).
     """
+    if len(partial_out.shape) != 4:   # the outputs' shapes come from it: check it first
+        raise InvalidArgumentError(
+            f"partial_out: expected [S, T, h_q, 512], got shape {tuple(partial_out.shape)}")
     rows = tuple(partial_out.shape[1:-1])
     if out is None:
         out = empty(partial_out, rows + (D_V,), "bf16")

@@ -131,6 +131,8 @@ def test_format_op_errors(rng):
         smla.write_cache(rows, np.zeros(4, np.int64), np.zeros((1, 4, 656), np.uint8))
     with pytest.raises(ValueError, match="partial_lse"):
         smla.combine(np.zeros((2, 3, 4, 512), np.float32), np.zeros((2, 3, 5), np.float32))
+    with pytest.raises(ValueError, match="^partial_out"):       # not blamed on lse
+        smla.combine(np.zeros(512, np.float32), np.zeros(1, np.float32))
     with pytest.raises(ValueError, match="block_size"):
         smla.quantize(rows, "fp8_v32", block_size=0)
     with pytest.raises(ValueError, match="block_size"):
