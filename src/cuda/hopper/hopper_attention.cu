@@ -88,7 +88,6 @@ int64_t pool_slots(const AttendArgs& a) {
   return a.kv.slots() + (a.extra_kv.present() ? a.extra_kv.slots() : 0);
 }
 
-constexpr size_t kWorkspaceAlign = 256;
 // Selected entries per slot of the pools at least, for a call to use bounds tables.
 constexpr int64_t kEntriesPerTableSlot = 16;
 
@@ -99,8 +98,8 @@ constexpr int64_t kEntriesPerTableSlot = 16;
 size_t v_bounds_bytes(const AttendArgs& a) {
   const AttendVariant* variant = portable::find_variant(a, kVariants);
   if (variant == nullptr || !variant->reads_v_bounds) return 0;
-  const auto bytes = static_cast<size_t>(4 * (tokens(a) * entries(a) / kEntriesPerTableSlot));
-  return (bytes + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
+  return portable::align_workspace(
+      static_cast<size_t>(4 * (tokens(a) * entries(a) / kEntriesPerTableSlot)));
 }
 
 // Whether the pools' tables fit the room v_bounds_bytes reserved (none: no table).

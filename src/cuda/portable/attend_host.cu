@@ -13,14 +13,11 @@ namespace smla::portable {
 namespace {
 
 constexpr int kDv = 512;
-constexpr size_t kAlign = 256;  // workspace regions start on 256 B boundaries
-
-size_t align_up(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
 // Bytes of the f32 partials of a split schedule: out, lse and max per segment and head.
 size_t partials_bytes(const AttendArgs& a, const PlanLayout& layout) {
   const auto rows = static_cast<size_t>(layout.max_segments() * heads(a));
-  return align_up(rows * kDv * 4) + 2 * align_up(rows * 4);
+  return align_workspace(rows * kDv * 4) + 2 * align_workspace(rows * 4);
 }
 
 SelectionView selection(const TensorView& idx, const TensorView& len) {
@@ -129,7 +126,7 @@ PlanLayout split_plan_layout(const AttendArgs& args, int64_t partitions) {
 size_t split_workspace_bytes(const AttendArgs& args, const PlanLayout& layout) {
   // The plan's room is counted even when the caller brings a plan: the size query cannot
   // know, and a call without a plan must not fail for want of it.
-  return partials_bytes(args, layout) + align_up(static_cast<size_t>(layout.bytes()));
+  return partials_bytes(args, layout) + align_workspace(static_cast<size_t>(layout.bytes()));
 }
 
 Status make_split_plan(const AttendArgs& args, const PlanLayout& layout, void* plan_data,
@@ -145,8 +142,9 @@ Status run_split(const AttendArgs& args, AttendParams p, const PlanLayout& layou
   auto* base = static_cast<uint8_t*>(ws.data);
   const auto rows = static_cast<size_t>(layout.max_segments() * heads(args));
   p.part_out = reinterpret_cast<float*>(base);
-  p.part_lse = reinterpret_cast<float*>(base + align_up(rows * kDv * 4));
-  p.part_max = reinterpret_cast<float*>(base + align_up(rows * kDv * 4) + align_up(rows * 4));
+  const size_t out_bytes = align_workspace(rows * kDv * 4);
+  p.part_lse = reinterpret_cast<float*>(base + out_bytes);
+  p.part_max = reinterpret_cast<float*>(base + out_bytes + align_workspace(rows * 4));
   const void* plan_data = plan != nullptr ? plan->data : base + partials_bytes(args, layout);
   if (plan == nullptr) {
     if (Status st = launch_plan(p.main_sel, p.extra_sel, layout,

@@ -15,6 +15,12 @@
 
 namespace smla::portable {
 
+// `bytes` rounded up to the 256 B boundary every workspace region starts on.
+inline size_t align_workspace(size_t bytes) {
+  constexpr size_t kAlign = 256;
+  return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
 // The shape of a validated call.
 inline int64_t tokens(const AttendArgs& a) { return a.q.shape[0]; }
 inline int64_t heads(const AttendArgs& a) { return a.q.shape[1]; }
