@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "json.hpp"
 
 namespace smla::cli {
 
@@ -14,12 +15,6 @@ namespace {
 
 const OptionSpec kHelpOption{"--help", nullptr, "print this help and exit"};
 const OptionSpec kJsonOption{"--json", nullptr, "print one JSON object on stdout instead of text"};
-
-std::string number_text(double value) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", value);
-  return buf;
-}
 
 }  // namespace
 
@@ -152,7 +147,7 @@ double Args::parse_real(const char* name, const std::string& text, double min,
       parsed < min || parsed > max) {
     const bool bounded = std::isfinite(min) || std::isfinite(max);
     throw usage_error(std::string(name) + " expects a finite number" +
-                      (bounded ? " in [" + number_text(min) + ", " + number_text(max) + "]" : "") +
+                      (bounded ? " in [" + shortest_text(min) + ", " + shortest_text(max) + "]" : "") +
                       ", got '" + text + "'");
   }
   return parsed;

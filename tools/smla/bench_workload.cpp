@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <charconv>
 #include <cstring>
 #include <numeric>
 #include <sstream>
-#include <string_view>
 
 #include "bf16.hpp"
 #include "cli.hpp"
+#include "json.hpp"
 #include "reference/parallel.hpp"
 
 namespace smla::cli {
@@ -195,10 +194,7 @@ std::string Workload::shape_text() const {
   if (sink) out << " sink";
   // The shortest text that reads back as sigma: a rounded label would read as another
   // spread (0.1000001 as 0.1).
-  if (sigma != kBenchSigma) {
-    char buf[32];
-    out << " sigma=" << std::string_view(buf, std::to_chars(buf, buf + sizeof buf, sigma).ptr);
-  }
+  if (sigma != kBenchSigma) out << " sigma=" << shortest_text(sigma);
   return out.str();
 }
 

@@ -89,6 +89,11 @@ std::string json_quote(const std::string& text) {
   return out + "\"";
 }
 
+std::string shortest_text(double value) {
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, value).ptr);
+}
+
 JsonObject& JsonObject::add_raw(const std::string& key, std::string rendered) {
   fields_.emplace_back(key, std::move(rendered));
   return *this;
@@ -103,11 +108,7 @@ JsonObject& JsonObject::add(const std::string& key, const char* value) {
 }
 
 JsonObject& JsonObject::add(const std::string& key, double value) {
-  if (!std::isfinite(value)) return add_raw(key, "null");
-  // The shortest text that reads back as the same double: a reader gets the value itself.
-  char buf[32];
-  const std::to_chars_result end = std::to_chars(buf, buf + sizeof buf, value);
-  return add_raw(key, std::string(buf, end.ptr));
+  return add_raw(key, std::isfinite(value) ? shortest_text(value) : "null");
 }
 
 JsonObject& JsonObject::add(const std::string& key, int64_t value) {

@@ -31,5 +31,8 @@ class JsonObject {
 };
 
 std::string json_quote(const std::string& text);
+// The shortest text that reads back as `value` ("0.1", "1e-05", "inf"): JSON's numbers, and
+// the labels and messages that print a value the way --json does.
+std::string shortest_text(double value);
 
 }  // namespace smla::cli
