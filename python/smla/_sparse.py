@@ -73,19 +73,21 @@ def sparse_decode(q: Array, k_cache: Array, indices: Array, softmax_scale: float
                   stream: Any = None) -> Tuple[Array, Array]:
     """q [b, s_q, h_q, d_qk] bf16, caches [num_blocks, block, 1, bytes], indices [b, s_q, k].
 
-    Returns (out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] f32).
+    Returns (out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] f32: with NumPy, torch and CuPy
+    a transposed view of a contiguous [b, s_q, h_q], as FlashMLA returns it).
     """
     check_decode_shapes(q, indices, extra_indices)
     b, s_q, h_q = (int(s) for s in q.shape[:3])
     # One attend per query position: its b tokens are one per request, so the per-request
-    # lengths [b] are the per-token lengths as they are, and lse[:, :, i] is a strided
-    # [b, h_q] view, which gives FlashMLA's [b, h_q, s_q] layout without a copy. s_q is the
-    # MTP depth (1-4), and every position shares one plan. Frameworks whose slices are
-    # copies (JAX) get one output per position, stacked at the end.
+    # lengths [b] are the per-token lengths as they are. s_q is the MTP depth (1-4), and
+    # every position shares one plan. lse is FlashMLA's: a [b, h_q, s_q] view of a
+    # contiguous [b, s_q, h_q] tensor (so lse.transpose(1, 2) is contiguous, as callers of
+    # FlashMLA may assume), and position i writes its contiguous [b, h_q] slice. Frameworks
+    # whose slices are copies (JAX) get one output per position, stacked at the end.
     views = has_views(q)
     if views:
         out = empty(q, (b, s_q, h_q, D_V), "bf16")
-        lse = empty(q, (b, h_q, s_q), "f32")
+        lse = empty(q, (b, s_q, h_q), "f32").swapaxes(1, 2)
     outs, lses = [], []
     for i in range(s_q):
         out_i = out[:, i] if views else empty(q, (b, h_q, D_V), "bf16")

@@ -63,7 +63,7 @@ def _(q, k_cache, indices, softmax_scale, kv_format, topk_length, attn_sink, ext
       extra_format, extra_indices, extra_topk_length, plan_buffer, plan_key, plan_strategy):
     b, s_q, h_q = q.shape[0], q.shape[1], q.shape[2]
     return (q.new_empty((b, s_q, h_q, D_V), dtype=torch.bfloat16),
-            q.new_empty((b, h_q, s_q), dtype=torch.float32))
+            q.new_empty((b, s_q, h_q), dtype=torch.float32).transpose(1, 2))
 
 
 def sparse_prefill(q, kv, indices, sm_scale, attn_sink, topk_length):

@@ -171,7 +171,8 @@ def flash_mla_with_kvcache(
         stream: (smla) CUDA stream for non-torch arrays; default the current stream.
 
     Returns:
-        (out [b, s_q, h_q, 512] bfloat16, lse [b, h_q, s_q] float32).
+        (out [b, s_q, h_q, 512] bfloat16, lse [b, h_q, s_q] float32; lse is, as in FlashMLA,
+        a transposed view of a contiguous [b, s_q, h_q] where the framework has views).
     """
     if indices is None:
         raise NotBuiltError(

@@ -80,6 +80,8 @@ def test_with_kvcache_matches_oracle(rng, d_qk, format, extra_format):
         extra_topk_length=extra_topk_length)
 
     assert out.shape == (3, 2, h_q, 512) and lse.shape == (3, h_q, 2)
+    # FlashMLA's lse layout: a transposed view of a contiguous [b, s_q, h_q].
+    assert lse.swapaxes(1, 2).flags.c_contiguous
     ref_out, ref_lse = _decode_reference(w, d_qk ** -0.5, topk_length, extra_topk_length, sink)
     reference.check_out(out, ref_out)
     reference.check_stat(lse, ref_lse, "lse")

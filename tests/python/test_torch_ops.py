@@ -87,6 +87,8 @@ def test_with_kvcache_matches_torch_oracle(format, d_qk):
     meta, _ = get_mla_metadata()
     out, lse = _run_decode(case, meta, fp8_dtype=torch.float8_e4m3fn)
     assert out.shape == (2, 2, 8, 512) and lse.shape == (2, 8, 2)
+    # FlashMLA's lse layout, which callers may rely on (lse.transpose(1, 2).view(...)).
+    assert lse.stride() == (2 * 8, 1, 8) and lse.transpose(1, 2).is_contiguous()
     r_out, r_lse = ref.decode_attend(case["q"], case["cache"], case["indices"], format,
                                      d_qk ** -0.5, case["topk_length"], case["sink"],
                                      case["extra_cache"], case["extra_indices"],
@@ -118,7 +120,8 @@ def test_compiled_function_calls_the_ops():
         out, lse = flash_mla_with_kvcache(q, cache, None, None, 512, None, is_fp8_kvcache=True,
                                           indices=indices, attn_sink=sink, topk_length=lengths)
         prefill, _, _ = flash_mla_sparse_fwd(q[0], kv, indices[0][:, None, :], 0.1)
-        return out.float().sum(-1) + 1, lse * 2, prefill
+        # view() needs FlashMLA's lse strides, in the traced graph (the fake) and eagerly.
+        return out.float().sum(-1) + 1, lse.transpose(1, 2).view(-1) * 2, prefill
 
     args = (case["q"], case["cache"], case["indices"], case["topk_length"], case["sink"])
     compiled = torch.compile(step, backend="aot_eager", fullgraph=False)
