@@ -39,9 +39,10 @@ class Rng {
     has_spare_ = true;
     return static_cast<float>(stddev * radius * std::cos(angle));
   }
-  template <class T, size_t N>
-  T pick(const T (&values)[N]) {
-    return values[uniform_int(0, static_cast<int64_t>(N) - 1)];
+  // One element of a C array or a std::array, uniformly.
+  template <class Values>
+  auto pick(const Values& values) {
+    return values[uniform_int(0, static_cast<int64_t>(std::size(values)) - 1)];
   }
 
  private:

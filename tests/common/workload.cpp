@@ -56,12 +56,7 @@ Selection make_selection(const ProblemSpec& spec, int64_t k, bool with_lengths, 
   Selection sel;
   sel.indices.resize(spec.T * k);
   sel.lengths.resize(with_lengths ? spec.T : 0);
-  const int32_t bad_values[] = {-1,
-                                kIntMin,
-                                kIntMax,
-                                static_cast<int32_t>(slots),
-                                static_cast<int32_t>(slots + 1),
-                                static_cast<int32_t>(-slots)};
+  const std::array<int32_t, 6> bad_values = invalid_slot_ids(slots);
   const int32_t bad_lengths[] = {0, -1, kIntMin, static_cast<int32_t>(k + 5), kIntMax};
   for (int64_t t = 0; t < spec.T; ++t) {
     int64_t length = k;
@@ -130,6 +125,11 @@ std::vector<uint8_t> bytes_of(const std::vector<int32_t>& values, int64_t rows, 
 }
 
 }  // namespace
+
+std::array<int32_t, 6> invalid_slot_ids(int64_t slots) {
+  return {-1, kIntMin, kIntMax, static_cast<int32_t>(slots), static_cast<int32_t>(slots + 1),
+          static_cast<int32_t>(-slots)};
+}
 
 ProblemSpec random_spec(uint64_t seed, int64_t max_work) {
   Rng rng(seed * 0x2545F4914F6CDD1Dull + 17);

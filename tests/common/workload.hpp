@@ -9,6 +9,7 @@
 //   EXPECT_TRUE(check_attend(p, naive_attend(p.args())));
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -62,6 +63,10 @@ struct ProblemSpec {
   float softmax_scale() const;
   std::string describe() const;  // one line, for SCOPED_TRACE
 };
+
+// Every kind of slot id that is invalid in a pool of `slots` slots (SPEC §1): -1, the int32
+// extremes, the first two ids past the end and a negative one of the pool's size.
+std::array<int32_t, 6> invalid_slot_ids(int64_t slots);
 
 // A random spec drawn from `seed`: h_q in 1..128 (odd values included), d_qk 576 or 512,
 // every format of that d_qk in each pool (int8 in both layouts), block sizes 1, 64, 256 and

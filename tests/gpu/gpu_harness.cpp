@@ -89,6 +89,35 @@ TestStream::~TestStream() {
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 
+CapturedGraph::~CapturedGraph() {
+  if (capturing_) {
+    cudaGraph_t partial = nullptr;
+    cudaStreamEndCapture(stream_, &partial);
+    if (partial != nullptr) cudaGraphDestroy(partial);
+  }
+  if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+  if (graph_ != nullptr) cudaGraphDestroy(graph_);
+}
+
+cudaError_t CapturedGraph::begin() {
+  const cudaError_t err = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal);
+  capturing_ = err == cudaSuccess;
+  return err;
+}
+
+cudaError_t CapturedGraph::end() {
+  capturing_ = false;
+  const cudaError_t err = cudaStreamEndCapture(stream_, &graph_);
+  if (err != cudaSuccess) return err;
+  return cudaGraphInstantiate(&exec_, graph_, 0);
+}
+
+cudaError_t CapturedGraph::replay() {
+  const cudaError_t err = cudaGraphLaunch(exec_, stream_);
+  if (err != cudaSuccess) return err;
+  return cudaStreamSynchronize(stream_);
+}
+
 ::testing::AssertionResult status_ok(const Status& status) {
   if (status.ok()) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()

@@ -110,6 +110,28 @@ class TestStream {
   cudaStream_t stream_ = nullptr;
 };
 
+// A CUDA graph recorded from a test stream: begin(), the library calls on that stream, end(),
+// then replay() as often as wanted. Global capture mode, like PyTorch's default: any call the
+// library makes that is illegal during capture (a sync, an allocation) invalidates the capture
+// and end() fails. A test that stops between begin() and end() leaves no stream capturing.
+class CapturedGraph {
+ public:
+  explicit CapturedGraph(const TestStream& stream) : stream_(stream.get()) {}
+  ~CapturedGraph();
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+
+  cudaError_t begin();
+  cudaError_t end();     // ends the capture and instantiates the graph
+  cudaError_t replay();  // launches it on the stream and waits for it
+
+ private:
+  cudaStream_t stream_;
+  bool capturing_ = false;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
 // Every non-empty buffer of a workload (a Problem or a CombineProblem, tests/common) copied
 // to cuda:0, with views over the copies. NumBuffers is the workload's buffer count.
 template <class Workload, int NumBuffers>

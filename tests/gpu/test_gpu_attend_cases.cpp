@@ -5,7 +5,7 @@
 // bounds table against its scan.
 #include <gtest/gtest.h>
 
-#include <climits>
+#include <array>
 #include <string>
 #include <cmath>
 #include <cstring>
@@ -130,15 +130,10 @@ TEST(GpuAttend, RowsWithOnlyInvalidEntriesGiveZeroOutAndInfiniteLse) {
   Problem p(s);
   const int64_t slots = p.args().kv.slots();
   // Every kind of invalid id, cycled over the whole (contiguous) [T, k] index tensor.
-  const int32_t invalid[] = {-1,
-                             INT_MIN,
-                             INT_MAX,
-                             static_cast<int32_t>(slots),
-                             static_cast<int32_t>(slots + 1),
-                             -static_cast<int32_t>(slots)};
+  const std::array<int32_t, 6> invalid = invalid_slot_ids(slots);
   std::vector<uint8_t>& idx = p.buffer(kIndices).bytes;
   for (size_t e = 0; e * 4 < idx.size(); ++e) {
-    std::memcpy(idx.data() + 4 * e, &invalid[e % (sizeof(invalid) / sizeof(invalid[0]))], 4);
+    std::memcpy(idx.data() + 4 * e, &invalid[e % invalid.size()], 4);
   }
   SMLA_ASSERT_OK(run_attend(p));
   EXPECT_TRUE(check_attend(p, naive_attend(p.args())));
@@ -252,17 +247,13 @@ TEST(GpuAttend, CudaGraphOfPlanAndAttendReplaysWithNewIndicesAndLengths) {
   DeviceProblem d(first);
   AttendScratch scratch;
   SMLA_ASSERT_OK(scratch.allocate(d.args()));
-  // Global mode, like PyTorch's default: any call the library makes that is illegal during
-  // capture (a sync, an allocation) invalidates the capture and fails the test.
-  SMLA_CUDA_ASSERT(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeGlobal));
+  CapturedGraph graph(stream);
+  SMLA_CUDA_ASSERT(graph.begin());
   const Status planned = make_plan(d.args(), &scratch.plan, stream.smla());
   const Status attended = attend(d.args(), scratch.ws(), stream.smla(), &scratch.plan);
-  cudaGraph_t graph = nullptr;
-  SMLA_CUDA_ASSERT(cudaStreamEndCapture(stream.get(), &graph));
+  SMLA_CUDA_ASSERT(graph.end());
   SMLA_ASSERT_OK(planned);
   SMLA_ASSERT_OK(attended);
-  cudaGraphExec_t exec = nullptr;
-  SMLA_CUDA_ASSERT(cudaGraphInstantiate(&exec, graph, 0));
 
   for (Problem* p : {&first, &second}) {
     SCOPED_TRACE(p->spec().describe());
@@ -270,13 +261,10 @@ TEST(GpuAttend, CudaGraphOfPlanAndAttendReplaysWithNewIndicesAndLengths) {
     // poisoned, then a replay: the plan is rebuilt on the device from the new lengths.
     p->poison_outputs();
     for (int id = 0; id < kNumBuffers; ++id) d.upload(*p, id);
-    SMLA_CUDA_ASSERT(cudaGraphLaunch(exec, stream.get()));
-    SMLA_CUDA_ASSERT(cudaStreamSynchronize(stream.get()));
+    SMLA_CUDA_ASSERT(graph.replay());
     d.download_outputs(*p);
     EXPECT_TRUE(check_attend(*p, naive_attend(p->args())));
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
 }
 
 TEST(GpuAttend, VariantOutsideThePresetIsRejectedNamingThePreset) {

@@ -2,7 +2,8 @@
 // combine, both within SPEC §1's tolerances: f32 and bf16 partials, empty partials (lse
 // +-inf with NaN outputs: weight 0), rows whose every partial is empty, sinks with +-inf,
 // strided outputs (lse transposed), and rows of more than 32 partials (the kernel's lanes take
-// 32 partials at a time); and the same bits on every run of the same inputs.
+// 32 partials at a time); the same bits on every run of the same inputs; replays of a CUDA
+// graph on new partials, and two streams at once.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -92,6 +93,46 @@ TEST_P(GpuCombine, SameInputsGiveBitwiseSameOutputs) {
     EXPECT_TRUE(check_bitwise_equal(runs[0].buffer(id).name, runs[0].buffer(id).bytes,
                                     runs[1].buffer(id).bytes));
   }
+}
+
+// Recorded once in a CUDA graph, replayed on new partials written into the captured buffers.
+TEST(GpuCombineCases, CapturedInACudaGraphReplaysOnNewPartials) {
+  SMLA_REQUIRE_GPU();
+  CombineSpec spec = kCases[3];
+  CombineProblem first(spec);
+  spec.seed += 100;  // same shapes, new partials and sinks
+  CombineProblem second(spec);
+  DeviceCombineProblem device(first);
+  TestStream stream;
+  CapturedGraph graph(stream);
+  SMLA_CUDA_ASSERT(graph.begin());
+  const Status combined = combine(device.args(), stream.smla());
+  SMLA_CUDA_ASSERT(graph.end());
+  ASSERT_TRUE(status_ok(combined));
+  for (CombineProblem* p : {&first, &second}) {
+    SCOPED_TRACE(p->spec().describe());
+    p->poison_outputs();
+    for (int id = 0; id < kNumCombineBuffers; ++id) device.upload(*p, id);
+    SMLA_CUDA_ASSERT(graph.replay());
+    device.download_outputs(*p);
+    EXPECT_TRUE(check_combine(*p, naive_combine(p->args())));
+  }
+}
+
+TEST(GpuCombineCases, TwoStreamsAtOnce) {
+  SMLA_REQUIRE_GPU();
+  CombineProblem a(kCases[2]), b(kCases[5]);
+  DeviceCombineProblem da(a), db(b);
+  TestStream sa, sb;
+  // Both calls are queued before either stream is waited on.
+  ASSERT_TRUE(status_ok(combine(da.args(), sa.smla())));
+  ASSERT_TRUE(status_ok(combine(db.args(), sb.smla())));
+  SMLA_CUDA_ASSERT(cudaStreamSynchronize(sa.get()));
+  SMLA_CUDA_ASSERT(cudaStreamSynchronize(sb.get()));
+  da.download_outputs(a);
+  db.download_outputs(b);
+  EXPECT_TRUE(check_combine(a, naive_combine(a.args())));
+  EXPECT_TRUE(check_combine(b, naive_combine(b.args())));
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, GpuCombine,

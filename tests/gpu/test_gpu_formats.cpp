@@ -1,9 +1,11 @@
 // GPU quantize, dequantize and write_cache against the CPU reference, byte for byte (SPEC
 // §2, §3.4): the same rows through both backends must leave identical pool bytes (padding
-// included, which neither may touch), and the same pool must dequantize to identical rows.
+// included, which neither may touch), and the same pool must dequantize to identical rows;
+// also when the calls are replayed from a CUDA graph on new inputs, and on two streams at once.
 #include <gtest/gtest.h>
 
-#include <climits>
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -14,6 +16,7 @@
 
 #include "common/random.hpp"
 #include "common/tolerance.hpp"
+#include "common/workload.hpp"
 #include "formats/numeric.hpp"
 #include "gpu/gpu_harness.hpp"
 
@@ -90,18 +93,70 @@ struct RowPair {
   RowPair(int64_t n, int d_qk, const std::vector<uint16_t>* values) {
     const int64_t stride = d_qk + kRowPad;
     host_bytes.assign(n * stride * 2, kRowFill);
-    if (values != nullptr) {
-      for (int64_t r = 0; r < n; ++r) {
-        std::memcpy(host_bytes.data() + r * stride * 2, values->data() + r * d_qk, 2 * d_qk);
-      }
-    }
     dev_bytes = DeviceBuffer(host_bytes.size());
-    dev_bytes.upload(host_bytes);
     host = TensorView::strided(host_bytes.data(), DType::bf16, {n, d_qk}, {stride, 1});
     dev =
         TensorView::strided(dev_bytes.get(), DType::bf16, {n, d_qk}, {stride, 1}, Device::cuda(0));
+    if (values != nullptr) {
+      set(*values);
+    } else {
+      dev_bytes.upload(host_bytes);
+    }
+  }
+
+  // New row values ([n, d_qk] packed) on both sides; the padding keeps its fill.
+  void set(const std::vector<uint16_t>& values) {
+    const int64_t n = host.shape[0], d_qk = host.shape[1], stride = host.stride[0];
+    for (int64_t r = 0; r < n; ++r) {
+      std::memcpy(host_bytes.data() + r * stride * 2, values.data() + r * d_qk, 2 * d_qk);
+    }
+    dev_bytes.upload(host_bytes);
+  }
+  // Both sides back to the fill, as an output before a call that must write every row.
+  void poison() {
+    std::fill(host_bytes.begin(), host_bytes.end(), kRowFill);
+    dev_bytes.upload(host_bytes);
+  }
+  ::testing::AssertionResult bytes_equal() const {
+    return check_bitwise_equal("rows", host_bytes, dev_bytes.download());
   }
 };
+
+// Slot ids [n] int32 as a strided view (every other i32, to exercise the stride), on the host
+// and the device.
+struct SlotPair {
+  std::vector<uint8_t> host_bytes;
+  DeviceBuffer dev_bytes;
+  TensorView host, dev;
+
+  explicit SlotPair(const std::vector<int32_t>& ids) {
+    const int64_t n = static_cast<int64_t>(ids.size());
+    host_bytes.assign(2 * n * 4, 0);
+    dev_bytes = DeviceBuffer(host_bytes.size());
+    host = TensorView::strided(host_bytes.data(), DType::i32, {n}, {2});
+    dev = TensorView::strided(dev_bytes.get(), DType::i32, {n}, {2}, Device::cuda(0));
+    set(ids);
+  }
+  void set(const std::vector<int32_t>& ids) {
+    for (size_t i = 0; i < ids.size(); ++i) std::memcpy(host_bytes.data() + 8 * i, &ids[i], 4);
+    dev_bytes.upload(host_bytes);
+  }
+};
+
+// The slots of a pool of `slots` in a scrambled order (every third, from `offset` on), among
+// every kind of invalid id, and duplicates: the reference keeps the last row naming a slot,
+// and so must the GPU (a byte mix of two rows would be neither).
+std::vector<int32_t> scrambled_slot_ids(int64_t slots, int64_t offset) {
+  std::vector<int32_t> ids;
+  for (int64_t i = offset; i < slots; i += 3) {
+    ids.push_back(static_cast<int32_t>((i * 37) % slots));
+  }
+  for (int32_t bad : invalid_slot_ids(slots)) ids.insert(ids.begin() + (ids.size() / 2), bad);
+  ids.push_back(ids[0]);
+  ids.push_back(ids[5]);
+  ids.push_back(ids[0]);
+  return ids;
+}
 
 // n rows of bf16 bit patterns: normal values at a per-row magnitude from 1e-6 to 1e4, and
 // the values that stress the codecs: NaN, +-inf, bf16's largest finite value, subnormals,
@@ -163,7 +218,7 @@ TEST_P(GpuFormats, DequantizeIsByteExactWithTheReference) {
   ASSERT_TRUE(status_ok(dequantize(pool.host, out.host)));
   ASSERT_TRUE(status_ok(dequantize(pool.dev, out.dev)));
   SMLA_CUDA_ASSERT(cudaDeviceSynchronize());
-  EXPECT_TRUE(check_bitwise_equal("rows", out.host_bytes, out.dev_bytes.download()));
+  EXPECT_TRUE(out.bytes_equal());
 }
 
 TEST_P(GpuFormats, WriteCacheIsByteExactAndSkipsInvalidSlots) {
@@ -172,40 +227,79 @@ TEST_P(GpuFormats, WriteCacheIsByteExactAndSkipsInvalidSlots) {
   const int64_t num_blocks = 8;
   const int64_t slots = num_blocks * kBlockSize;
   PoolPair pool(c, num_blocks);
-  // Valid ids in a scrambled order among every kind of invalid one, and duplicates: the
-  // reference keeps the last row naming a slot, and so must the GPU (a byte mix of two rows
-  // would be neither).
-  std::vector<int32_t> ids;
-  for (int64_t i = 0; i < slots; i += 3) ids.push_back(static_cast<int32_t>((i * 37) % slots));
-  const int32_t invalid[] = {-1,
-                             INT_MIN,
-                             INT_MAX,
-                             static_cast<int32_t>(slots),
-                             static_cast<int32_t>(slots + 1),
-                             -static_cast<int32_t>(slots)};
-  for (int32_t bad : invalid) ids.insert(ids.begin() + (ids.size() / 2), bad);
-  ids.push_back(ids[0]);
-  ids.push_back(ids[5]);
-  ids.push_back(ids[0]);
-  const int64_t n = static_cast<int64_t>(ids.size());
+  const SlotPair ids(scrambled_slot_ids(slots, 0));
+  const int64_t n = ids.host.shape[0];
   const std::vector<uint16_t> values = make_rows(n, c.d_qk, 23);
   RowPair rows(n, c.d_qk, &values);
 
-  // slots as a strided [n] view (every other i32), to exercise the stride.
-  std::vector<int32_t> strided_ids(2 * n, 0);
-  for (int64_t i = 0; i < n; ++i) strided_ids[2 * i] = ids[i];
-  std::vector<uint8_t> id_bytes(strided_ids.size() * 4);
-  std::memcpy(id_bytes.data(), strided_ids.data(), id_bytes.size());
-  DeviceBuffer dev_ids(id_bytes.size());
-  dev_ids.upload(id_bytes);
-  const TensorView host_slots = TensorView::strided(id_bytes.data(), DType::i32, {n}, {2});
-  const TensorView dev_slots =
-      TensorView::strided(dev_ids.get(), DType::i32, {n}, {2}, Device::cuda(0));
-
-  ASSERT_TRUE(status_ok(write_cache(rows.host, host_slots, pool.host)));
-  ASSERT_TRUE(status_ok(write_cache(rows.dev, dev_slots, pool.dev)));
+  ASSERT_TRUE(status_ok(write_cache(rows.host, ids.host, pool.host)));
+  ASSERT_TRUE(status_ok(write_cache(rows.dev, ids.dev, pool.dev)));
   SMLA_CUDA_ASSERT(cudaDeviceSynchronize());
   EXPECT_TRUE(pool.bytes_equal());
+}
+
+// An engine captures its cache writes in the decode step's CUDA graph: the three operations
+// recorded once on a stream, then replayed on new rows and new slot ids written into the
+// captured buffers, must leave what the reference leaves after the same calls.
+TEST_P(GpuFormats, OperationsCapturedInACudaGraphReplayOnNewRowsAndSlots) {
+  SMLA_REQUIRE_GPU();
+  const FormatCase c = GetParam();
+  const int64_t num_blocks = 6;
+  const int64_t slots = num_blocks * kBlockSize;
+  PoolPair quantized(c, num_blocks), cache(c, num_blocks);
+  SlotPair ids(scrambled_slot_ids(slots, 0));
+  const int64_t n = ids.host.shape[0];  // <= slots: quantize's rows fit its pool
+  RowPair rows(n, c.d_qk, nullptr);
+  RowPair read_back(slots, c.d_qk, nullptr);
+
+  TestStream stream;
+  CapturedGraph graph(stream);
+  SMLA_CUDA_ASSERT(graph.begin());
+  const Status q = quantize(rows.dev, quantized.dev, stream.smla());
+  const Status w = write_cache(rows.dev, ids.dev, cache.dev, stream.smla());
+  const Status d = dequantize(cache.dev, read_back.dev, stream.smla());
+  SMLA_CUDA_ASSERT(graph.end());
+  ASSERT_TRUE(status_ok(q));
+  ASSERT_TRUE(status_ok(w));
+  ASSERT_TRUE(status_ok(d));
+
+  for (int replay = 0; replay < 2; ++replay) {
+    SCOPED_TRACE("replay " + std::to_string(replay));
+    rows.set(make_rows(n, c.d_qk, 31 + replay));
+    ids.set(scrambled_slot_ids(slots, replay + 1));
+    read_back.poison();
+    SMLA_CUDA_ASSERT(graph.replay());
+    ASSERT_TRUE(status_ok(quantize(rows.host, quantized.host)));
+    ASSERT_TRUE(status_ok(write_cache(rows.host, ids.host, cache.host)));
+    ASSERT_TRUE(status_ok(dequantize(cache.host, read_back.host)));
+    EXPECT_TRUE(quantized.bytes_equal());
+    EXPECT_TRUE(cache.bytes_equal());
+    EXPECT_TRUE(read_back.bytes_equal());
+  }
+}
+
+// Calls on two streams at once keep to their own pools (no state shared between calls).
+TEST_P(GpuFormats, TwoStreamsAtOnce) {
+  SMLA_REQUIRE_GPU();
+  const FormatCase c = GetParam();
+  const int64_t num_blocks = 8;
+  PoolPair written(c, num_blocks), quantized(c, num_blocks);
+  const SlotPair ids(scrambled_slot_ids(num_blocks * kBlockSize, 2));
+  const int64_t n = ids.host.shape[0];
+  const std::vector<uint16_t> values_a = make_rows(n, c.d_qk, 41);
+  const std::vector<uint16_t> values_b = make_rows(n, c.d_qk, 42);
+  RowPair rows_a(n, c.d_qk, &values_a), rows_b(n, c.d_qk, &values_b);
+
+  TestStream sa, sb;
+  // Both calls are queued before either stream is waited on.
+  ASSERT_TRUE(status_ok(write_cache(rows_a.dev, ids.dev, written.dev, sa.smla())));
+  ASSERT_TRUE(status_ok(quantize(rows_b.dev, quantized.dev, sb.smla())));
+  SMLA_CUDA_ASSERT(cudaStreamSynchronize(sa.get()));
+  SMLA_CUDA_ASSERT(cudaStreamSynchronize(sb.get()));
+  ASSERT_TRUE(status_ok(write_cache(rows_a.host, ids.host, written.host)));
+  ASSERT_TRUE(status_ok(quantize(rows_b.host, quantized.host)));
+  EXPECT_TRUE(written.bytes_equal());
+  EXPECT_TRUE(quantized.bytes_equal());
 }
 
 std::string case_name(const ::testing::TestParamInfo<FormatCase>& info) {
