@@ -12,12 +12,22 @@ FORMATS = ("bf16", "fp8_v32", "fp8_ds_mla", "int8_ds_mla")
 D_QKS = (576, 512)
 
 
-def token_bytes(format: str, d_qk: int, split_scales: bool = False) -> Optional[int]:
-    """Bytes per token of ``format`` for rows of ``d_qk``; None when it cannot hold them."""
+def _library_token_bytes(format: str, d_qk: int, split_scales: bool) -> Optional[int]:
     try:
         return _smla.format_token_bytes(format, d_qk, split_scales)
     except InvalidArgumentError:
         return None
+
+
+# The library's sizes, read once: a lookup in a dict, unlike a call into the extension, is
+# traceable by torch.compile, so the FlashMLA-shaped calls compile without a graph break.
+_TOKEN_BYTES = {(format, d_qk, split): _library_token_bytes(format, d_qk, split)
+                for format in FORMATS for d_qk in D_QKS for split in (False, True)}
+
+
+def token_bytes(format: str, d_qk: int, split_scales: bool = False) -> Optional[int]:
+    """Bytes per token of ``format`` for rows of ``d_qk``; None when it cannot hold them."""
+    return _TOKEN_BYTES.get((format, d_qk, bool(split_scales)))
 
 
 def cache_token_bytes(cache: Any) -> int:

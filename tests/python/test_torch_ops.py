@@ -112,19 +112,24 @@ def test_opcheck_of_both_ops():
                            case["topk_length"], case["sink"], None, "", None, None, None, 0, 0))
 
 
-def test_compiled_function_calls_the_ops():
+# fullgraph=True: nothing on the way to the ops breaks the graph (no call into the extension
+# module, which dynamo cannot trace), with and without a FlashMLASchedMeta.
+@pytest.mark.parametrize("fullgraph,with_meta", [(False, False), (True, False), (True, True)])
+def test_compiled_function_calls_the_ops(fullgraph, with_meta):
     case = _decode_case(torch.Generator().manual_seed(4), "fp8_v32", 576)
     kv = torch.randn(64, 1, 576, generator=torch.Generator().manual_seed(5)).to(torch.bfloat16)
+    meta = get_mla_metadata()[0] if with_meta else None
 
     def step(q, cache, indices, lengths, sink):
-        out, lse = flash_mla_with_kvcache(q, cache, None, None, 512, None, is_fp8_kvcache=True,
+        out, lse = flash_mla_with_kvcache(q, cache, None, None, 512, meta, is_fp8_kvcache=True,
                                           indices=indices, attn_sink=sink, topk_length=lengths)
         prefill, _, _ = flash_mla_sparse_fwd(q[0], kv, indices[0][:, None, :], 0.1)
         # view() needs FlashMLA's lse strides, in the traced graph (the fake) and eagerly.
         return out.float().sum(-1) + 1, lse.transpose(1, 2).view(-1) * 2, prefill
 
     args = (case["q"], case["cache"], case["indices"], case["topk_length"], case["sink"])
-    compiled = torch.compile(step, backend="aot_eager", fullgraph=False)
+    torch._dynamo.reset()  # each case traces afresh (dynamo caches by the code object)
+    compiled = torch.compile(step, backend="aot_eager", fullgraph=fullgraph)
     for got, expected in zip(compiled(*args), step(*args)):
         assert torch.equal(got, expected)
 
