@@ -1,6 +1,6 @@
 """smla.flash_mla on a CUDA GPU with torch: parity with the plain torch oracle for both
 FlashMLA functions and every optional argument, a decode step captured in a CUDA graph and
-replayed with new indices and lengths, torch.compile, and two torch streams.
+replayed with new rows, slots, indices and lengths, torch.compile, and two torch streams.
 
 Skips (visibly) without torch, without CUDA, or with a CPU-only smla build.
 """
@@ -118,8 +118,11 @@ def test_with_kvcache_parity(format, d_qk, h_q, s_q, optional):
 
 @pytest.mark.parametrize("format,d_qk", DECODE_CASES)
 def test_decode_loop_in_cuda_graph(format, d_qk):
-    """A decode step captured once (metadata made inside it, as vLLM does per step), then
-    replayed with new indices and lengths copied into its static inputs."""
+    """A decode step captured once, as an engine captures it: the step's new KV rows written
+    into the cache (smla.write_cache), then the metadata made and the attention run (as vLLM
+    does per step); replayed with new rows, slots, indices and lengths copied into its static
+    inputs. Every request attends to the row it has just written, so a write ordered after
+    the attention would fail the check."""
     gen = _gen(7)
     b, h_q, topk, slots = 4, 64, 128, 32 * 64
     cache = _pool(gen, format, d_qk, num_blocks=32, block_size=64)
@@ -127,8 +130,11 @@ def test_decode_loop_in_cuda_graph(format, d_qk):
     q = torch.zeros(b, 1, h_q, d_qk, dtype=torch.bfloat16, device=DEV)
     indices = torch.zeros(b, 1, topk, dtype=torch.int32, device=DEV)
     lengths = torch.zeros(b, dtype=torch.int32, device=DEV)
+    new_rows = torch.zeros(b, d_qk, dtype=torch.bfloat16, device=DEV)
+    new_slots = torch.full((b,), -1, dtype=torch.int32, device=DEV)   # warm-up writes nothing
 
     def step():
+        smla.write_cache(new_rows, new_slots, cache)
         meta, _ = get_mla_metadata()
         return flash_mla_with_kvcache(q, cache, None, None, 512, meta, is_fp8_kvcache=True,
                                       indices=indices, attn_sink=sink, topk_length=lengths)
@@ -145,11 +151,21 @@ def test_decode_loop_in_cuda_graph(format, d_qk):
 
     for replay in range(4):
         q.copy_(torch.randn(q.shape, generator=gen, device=DEV).to(torch.bfloat16))
-        indices.copy_(_indices(gen, indices.shape, slots))
-        lengths.copy_(torch.randint(0, topk + 1, (b,), generator=gen, device=DEV,
+        rows = torch.randn(b, d_qk, generator=gen, device=DEV).to(torch.bfloat16)
+        written = torch.randperm(slots, generator=gen, device=DEV)[:b].to(torch.int32)
+        new_rows.copy_(rows)
+        new_slots.copy_(written)
+        chosen = _indices(gen, indices.shape, slots)
+        chosen[:, 0, 1] = written                     # each request reads its new row
+        indices.copy_(chosen)
+        lengths.copy_(torch.randint(2, topk + 1, (b,), generator=gen, device=DEV,
                                     dtype=torch.int32))
         graph.replay()
         torch.cuda.synchronize()
+        keys = ref.dequantize(cache[:, :, 0], format)
+        for i in range(b):
+            one = ref.dequantize(ref.quantize(rows[i:i + 1], format, 1), format)
+            assert torch.equal(keys[int(written[i])], one[0])
         r_out, r_lse = ref.decode_attend(q, cache, indices, format, d_qk ** -0.5, lengths, sink)
         ref.check_out(out, r_out)
         ref.check_stat(lse, r_lse, "lse")
