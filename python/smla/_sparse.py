@@ -82,8 +82,9 @@ def sparse_decode(q: Array, k_cache: Array, indices: Array, softmax_scale: float
     # lengths [b] are the per-token lengths as they are. s_q is the MTP depth (1-4), and
     # every position shares one plan. lse is FlashMLA's: a [b, h_q, s_q] view of a
     # contiguous [b, s_q, h_q] tensor (so lse.transpose(1, 2) is contiguous, as callers of
-    # FlashMLA may assume), and position i writes its contiguous [b, h_q] slice. Frameworks
-    # whose slices are copies (JAX) get one output per position, stacked at the end.
+    # FlashMLA may assume), and position i writes its [b, h_q] slice (rows of h_q
+    # contiguous). Frameworks whose slices are copies (JAX) get one output per position,
+    # stacked at the end.
     views = has_views(q)
     if views:
         out = empty(q, (b, s_q, h_q, D_V), "bf16")

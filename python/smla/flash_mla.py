@@ -228,7 +228,9 @@ def flash_mla_with_kvcache(
                     extra_indices=None if extra_indices_in_kvcache is None
                     else extra_indices_in_kvcache[:, 0],
                     extra_lengths=extra_topk_length, sink=attn_sink, stream=stream)
-        plan = meta.plan if meta is not None else None
+        # Not while compiling either: a plan made eagerly before is an extension object, which
+        # dynamo cannot trace into (so fullgraph=True would fail on it).
+        plan = meta.plan if meta is not None and not compiling else None
 
         if use_torch:
             return _torch_ops.sparse_decode(

@@ -68,7 +68,10 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 void DeviceBuffer::upload(const std::vector<uint8_t>& host) {
   if (host.size() != bytes_) throw std::runtime_error("DeviceBuffer::upload: size mismatch");
   if (bytes_ == 0) return;
-  const cudaError_t err = cudaMemcpy(data_, host.data(), bytes_, cudaMemcpyHostToDevice);
+  cudaError_t err = cudaMemcpy(data_, host.data(), bytes_, cudaMemcpyHostToDevice);
+  // From pageable memory cudaMemcpy may return before the data reaches the device, and the
+  // tests' streams are non-blocking (not ordered after the legacy stream): wait for it.
+  if (err == cudaSuccess) err = cudaDeviceSynchronize();
   if (err != cudaSuccess) throw std::runtime_error(cudaGetErrorString(err));
 }
 

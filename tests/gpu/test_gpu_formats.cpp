@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -138,6 +139,9 @@ struct SlotPair {
     set(ids);
   }
   void set(const std::vector<int32_t>& ids) {
+    if (ids.size() * 8 != host_bytes.size()) {
+      throw std::runtime_error("SlotPair::set: the view holds a different number of ids");
+    }
     for (size_t i = 0; i < ids.size(); ++i) std::memcpy(host_bytes.data() + 8 * i, &ids[i], 4);
     dev_bytes.upload(host_bytes);
   }
@@ -278,28 +282,39 @@ TEST_P(GpuFormats, OperationsCapturedInACudaGraphReplayOnNewRowsAndSlots) {
   }
 }
 
-// Calls on two streams at once keep to their own pools (no state shared between calls).
+// The same operations on two streams at once, each stream on its own pool and rows, keep to
+// them (no state shared between concurrent calls).
 TEST_P(GpuFormats, TwoStreamsAtOnce) {
   SMLA_REQUIRE_GPU();
   const FormatCase c = GetParam();
   const int64_t num_blocks = 8;
-  PoolPair written(c, num_blocks), quantized(c, num_blocks);
-  const SlotPair ids(scrambled_slot_ids(num_blocks * kBlockSize, 2));
-  const int64_t n = ids.host.shape[0];
-  const std::vector<uint16_t> values_a = make_rows(n, c.d_qk, 41);
-  const std::vector<uint16_t> values_b = make_rows(n, c.d_qk, 42);
-  RowPair rows_a(n, c.d_qk, &values_a), rows_b(n, c.d_qk, &values_b);
-
-  TestStream sa, sb;
-  // Both calls are queued before either stream is waited on.
-  ASSERT_TRUE(status_ok(write_cache(rows_a.dev, ids.dev, written.dev, sa.smla())));
-  ASSERT_TRUE(status_ok(quantize(rows_b.dev, quantized.dev, sb.smla())));
-  SMLA_CUDA_ASSERT(cudaStreamSynchronize(sa.get()));
-  SMLA_CUDA_ASSERT(cudaStreamSynchronize(sb.get()));
-  ASSERT_TRUE(status_ok(write_cache(rows_a.host, ids.host, written.host)));
-  ASSERT_TRUE(status_ok(quantize(rows_b.host, quantized.host)));
-  EXPECT_TRUE(written.bytes_equal());
-  EXPECT_TRUE(quantized.bytes_equal());
+  struct Lane {
+    PoolPair pool;
+    SlotPair ids;
+    RowPair rows, read_back;
+    TestStream stream;
+    Lane(const FormatCase& c, int64_t num_blocks, int64_t offset, uint64_t seed)
+        : pool(c, num_blocks),
+          ids(scrambled_slot_ids(num_blocks * kBlockSize, offset)),
+          rows(ids.host.shape[0], c.d_qk, nullptr),
+          read_back(num_blocks * kBlockSize, c.d_qk, nullptr) {
+      rows.set(make_rows(ids.host.shape[0], c.d_qk, seed));
+    }
+  };
+  Lane a(c, num_blocks, 0, 41), b(c, num_blocks, 2, 42);
+  // Both streams' calls are queued before either stream is waited on.
+  for (Lane* lane : {&a, &b}) {
+    ASSERT_TRUE(status_ok(write_cache(lane->rows.dev, lane->ids.dev, lane->pool.dev,
+                                      lane->stream.smla())));
+    ASSERT_TRUE(status_ok(dequantize(lane->pool.dev, lane->read_back.dev, lane->stream.smla())));
+  }
+  for (Lane* lane : {&a, &b}) {
+    SMLA_CUDA_ASSERT(cudaStreamSynchronize(lane->stream.get()));
+    ASSERT_TRUE(status_ok(write_cache(lane->rows.host, lane->ids.host, lane->pool.host)));
+    ASSERT_TRUE(status_ok(dequantize(lane->pool.host, lane->read_back.host)));
+    EXPECT_TRUE(lane->pool.bytes_equal());
+    EXPECT_TRUE(lane->read_back.bytes_equal());
+  }
 }
 
 std::string case_name(const ::testing::TestParamInfo<FormatCase>& info) {

@@ -113,12 +113,19 @@ def test_opcheck_of_both_ops():
 
 
 # fullgraph=True: nothing on the way to the ops breaks the graph (no call into the extension
-# module, which dynamo cannot trace), with and without a FlashMLASchedMeta.
-@pytest.mark.parametrize("fullgraph,with_meta", [(False, False), (True, False), (True, True)])
-def test_compiled_function_calls_the_ops(fullgraph, with_meta):
+# module, which dynamo cannot trace), without a FlashMLASchedMeta, with a fresh one, and with
+# one whose plan an eager call has made.
+@pytest.mark.parametrize("fullgraph,meta_kind",
+                         [(False, None), (True, None), (True, "fresh"), (True, "planned")])
+def test_compiled_function_calls_the_ops(fullgraph, meta_kind):
     case = _decode_case(torch.Generator().manual_seed(4), "fp8_v32", 576)
     kv = torch.randn(64, 1, 576, generator=torch.Generator().manual_seed(5)).to(torch.bfloat16)
-    meta = get_mla_metadata()[0] if with_meta else None
+    meta = get_mla_metadata()[0] if meta_kind else None
+    if meta_kind == "planned":
+        flash_mla_with_kvcache(case["q"], case["cache"], None, None, 512, meta,
+                               is_fp8_kvcache=True, indices=case["indices"],
+                               attn_sink=case["sink"], topk_length=case["topk_length"])
+        assert meta.plan is not None
 
     def step(q, cache, indices, lengths, sink):
         out, lse = flash_mla_with_kvcache(q, cache, None, None, 512, meta, is_fp8_kvcache=True,
