@@ -68,11 +68,19 @@ int32_t block_size_option(const Args& args) {
   return static_cast<int32_t>(args.required_integer("--block-size", 1, 1 << 20));
 }
 
+namespace {
+
+// SPEC §1's row widths, and how the messages name them.
+bool is_d_qk(int64_t d_qk) { return d_qk == 576 || d_qk == 512; }
+constexpr const char* kDqkWidths = "576 (DeepSeek-V3.2) or 512 (DeepSeek-V4)";
+
+}  // namespace
+
 int d_qk_option(const Args& args) {
   // Any integer parses, so that the message names the two widths.
   const int64_t d_qk = args.required_integer("--d-qk", INT64_MIN, INT64_MAX);
-  if (d_qk != 576 && d_qk != 512) {
-    throw usage_error("--d-qk expects 576 (DeepSeek-V3.2) or 512 (DeepSeek-V4), got " +
+  if (!is_d_qk(d_qk)) {
+    throw usage_error(std::string("--d-qk expects ") + kDqkWidths + ", got " +
                       std::to_string(d_qk));
   }
   return static_cast<int>(d_qk);
@@ -80,10 +88,9 @@ int d_qk_option(const Args& args) {
 
 int d_qk_of(const NpyInput& input, size_t dim) {
   const int64_t d_qk = input.array.shape[dim];
-  if (d_qk != 576 && d_qk != 512) {
-    throw failure(input.path + ": dim " + std::to_string(dim) + " is d_qk, which must be 576 " +
-                  "(DeepSeek-V3.2) or 512 (DeepSeek-V4); the file's shape is " +
-                  input.array.shape_string());
+  if (!is_d_qk(d_qk)) {
+    throw failure(input.path + ": dim " + std::to_string(dim) + " is d_qk, which must be " +
+                  kDqkWidths + "; the file's shape is " + input.array.shape_string());
   }
   return static_cast<int>(d_qk);
 }
