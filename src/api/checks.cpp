@@ -177,7 +177,7 @@ Status check_tensor(const char* op, const char* name, const TensorView& t,
   return Status::success();
 }
 
-Status check_ranks(const char* op, const std::vector<NamedTensor>& tensors) {
+Status check_ranks(const char* op, std::initializer_list<NamedTensor> tensors) {
   for (const NamedTensor& t : tensors) {
     if (t.tensor->rank < 0)
       return invalid_arg(op, t.name, "a rank >= 0 (0: absent)",

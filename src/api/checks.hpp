@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,7 @@ struct NamedTensor {
 // Fails if a tensor argument's rank is negative: an optional argument with a negative rank
 // must not pass for an absent one (rank 0), which would drop an output without an error.
 // (A rank beyond kMaxRank is check_tensor's shape error.)
-Status check_ranks(const char* op, const std::vector<NamedTensor>& tensors);
+Status check_ranks(const char* op, std::initializer_list<NamedTensor> tensors);
 
 // Checks a pool's own fields against rows of `d_qk`: format, block geometry (its extents in
 // slots and bytes fitting int64), strides, alignment and the int8 split-scale layout.
