@@ -63,37 +63,45 @@ namespace smla::hopper {
 inline constexpr int kHalfL = 0;  // d blocks 0..3: V columns 0..255
 inline constexpr int kHalfR = 1;  // the rest: V columns 256..511 (and the RoPE block)
 
+// The kernel's shared memory, every part at a constant offset from one 1024-aligned base: the
+// accessors compute the addresses where they are used, so the consumers keep one base
+// register live instead of a pointer per part (ptxas spilled such pointers around the P
+// tile's stores).
 template <class C>
 struct PairShared {
-  __device__ explicit PairShared(uint8_t* base)
-      : q(base + C::Q_OFF),
-        kv{base + C::KV_OFF, base + C::KV_OFF + C::TILE_BYTES},
-        p{base + C::P0_OFF, base + C::P1_OFF},
-        row_max(reinterpret_cast<float*>(base + C::ROWMAX_OFF)),
-        row_sum(reinterpret_cast<float*>(base + C::ROWSUM_OFF)),
-        row_words(reinterpret_cast<uint32_t*>(base + C::ROW_WORDS_OFF)),
-        v_max(reinterpret_cast<uint32_t*>(base + C::V_MAX_OFF)),
-        flags(reinterpret_cast<uint32_t*>(base + C::FLAGS_OFF)),
-        tile_sink(reinterpret_cast<float*>(base + C::TILE_SINK_OFF)),
-        bars(reinterpret_cast<uint64_t*>(base + C::BAR_OFF)) {}
+  __device__ explicit PairShared(uint8_t* base) : base_(base) {}
 
-  __device__ uint64_t* ready(int b, int h) const { return bars + C::BAR_READY + 2 * b + h; }
-  __device__ uint64_t* free(int b, int h) const { return bars + C::BAR_FREE + 2 * b + h; }
-  __device__ uint64_t* q_full() const { return bars + C::BAR_Q_FULL; }
-  __device__ uint64_t* q_empty() const { return bars + C::BAR_Q_EMPTY; }
+  __device__ uint64_t* ready(int b, int h) const { return bars() + C::BAR_READY + 2 * b + h; }
+  __device__ uint64_t* free(int b, int h) const { return bars() + C::BAR_FREE + 2 * b + h; }
+  __device__ uint64_t* q_full() const { return bars() + C::BAR_Q_FULL; }
+  __device__ uint64_t* q_empty() const { return bars() + C::BAR_Q_EMPTY; }
 
-  uint8_t* q;          // [64][D] bf16, swizzled blocks
-  uint8_t* kv[2];      // [64][D] bf16 each: block 2i, block 2i + 1
-  uint8_t* p[2];       // [64][64] bf16: P of block 2i (consumer 0's), of block 2i + 1
-  float* row_max;      // [2][64]: per consumer, its block's row maxima (exp2 domain)
-  float* row_sum;      // [2][64]
+  // [64][D] bf16, swizzled blocks.
+  __device__ uint8_t* q() const { return base_ + C::Q_OFF; }
+  // [64][D] bf16 each: block 2i (b = 0), block 2i + 1 (b = 1).
+  __device__ uint8_t* kv(int b) const { return base_ + C::KV_OFF + b * C::TILE_BYTES; }
+  // [64][64] bf16: P of block 2i (consumer 0's), of block 2i + 1.
+  __device__ uint8_t* p(int b) const { return base_ + (b == 0 ? C::P0_OFF : C::P1_OFF); }
+  // [2][64]: per consumer, its block's row maxima (exp2 domain).
+  __device__ float* row_max() const { return at<float>(C::ROWMAX_OFF); }
+  __device__ float* row_sum() const { return at<float>(C::ROWSUM_OFF); }  // [2][64]
   // [2][64]: per row of a block, kValidRow for a valid entry (0: a zero row), and with bounds
   // tables the rest of the row's table word (its |V| bounds, v_bounds.hpp).
-  uint32_t* row_words;
-  uint32_t* v_max;     // [2 blocks][4 warps][2 halves]: |V| bits of the block's rows per warp
-  uint32_t* flags;     // [2 consumers][4 warps]: the block's remote product needs a residual
-  float* tile_sink;    // [64]: the head tile's sinks (stage_tile_sinks)
-  uint64_t* bars;
+  __device__ uint32_t* row_words() const { return at<uint32_t>(C::ROW_WORDS_OFF); }
+  // [2 blocks][4 warps][2 halves]: |V| bits of the block's rows per warp.
+  __device__ uint32_t* v_max() const { return at<uint32_t>(C::V_MAX_OFF); }
+  // [2 consumers][4 warps]: the block's remote product needs a residual.
+  __device__ uint32_t* flags() const { return at<uint32_t>(C::FLAGS_OFF); }
+  // [64]: the head tile's sinks (stage_tile_sinks).
+  __device__ float* tile_sink() const { return at<float>(C::TILE_SINK_OFF); }
+  __device__ uint64_t* bars() const { return at<uint64_t>(C::BAR_OFF); }
+
+ private:
+  template <class T>
+  __device__ T* at(int offset) const {
+    return reinterpret_cast<T*>(base_ + offset);
+  }
+  uint8_t* base_;
 };
 
 // The item's blocks: main-pool blocks first, then extra-pool blocks.
@@ -126,7 +134,7 @@ class PairProducer {
     token_ = token;
     // Q loads without the producer waiting for it: the first rows' copies go out meanwhile.
     ptx::mbarrier_wait(s_.q_empty(), (item_ & 1) ^ 1);
-    issue_q_tile<C::CHUNKS>(p_, q_map_, s_.q, s_.q_full(), token, head0, warp_, lane_);
+    issue_q_tile<C::CHUNKS>(p_, q_map_, s_.q(), s_.q_full(), token, head0, warp_, lane_);
     ++item_;
 
     const PairBlocks b(p_, token, lo, hi);
@@ -210,7 +218,7 @@ class PairProducer {
   __device__ void set_row_word(const PairBlocks& b, int block, int32_t slot) const {
     const bool main = block < b.main_blocks;
     const bool valid = slot >= 0 && slot < (main ? p_.main.slots : p_.extra.slots);
-    uint32_t* word = s_.row_words + word_buffer() * 64 + word_row();
+    uint32_t* word = s_.row_words() + word_buffer() * 64 + word_row();
     if constexpr (kTables) {
       const uint32_t* table = main ? p_.main_v_bounds : p_.extra_v_bounds;
       ptx::cp_async_ca_4_zfill(word, valid ? table + slot : table, valid);
@@ -227,7 +235,7 @@ class PairProducer {
   __device__ void fill(int b, int h, const uint8_t* const (&rows)[kRowsPerLane],
                        AfterCopies after_copies) {
     ptx::mbarrier_wait(s_.free(b, h), (pair_ & 1) ^ 1);
-    uint8_t* tile = s_.kv[b];
+    uint8_t* tile = s_.kv(b);
     const int group = lane_ % 8;
     const int tile0 = h == kHalfL ? 0 : C::L_BLOCKS;
     const int tile1 = h == kHalfL ? C::L_BLOCKS : C::D_BLOCKS;
@@ -283,7 +291,7 @@ class PairConsumer : OnlineSoftmaxRows {
         warp_((static_cast<int>(threadIdx.x) % 128) / 32),
         lane_(threadIdx.x % 32),
         row0_((threadIdx.x % 128) / 32 * 16 + lane_ / 4) {
-    stage_tile_sinks(p_, s_.tile_sink, c_, lane_, row0_);
+    stage_tile_sinks(p_, s_.tile_sink(), c_, lane_, row0_);
   }
 
   __device__ void run_item(int token, int head0, int lo, int hi, int segment) {
@@ -295,8 +303,8 @@ class PairConsumer : OnlineSoftmaxRows {
 #pragma unroll 1
     for (int i = 0; i < pairs; ++i) pair_step(s, i + 1 < pairs);
     ptx::mbarrier_arrive(s_.q_empty());  // this thread's last S is complete
-    write_item_results(p_, s_.row_sum, s_.tile_sink, C::BAR_ID_RESULTS, c_, lane_, row0_, o_,
-                       top_, l_, token, head0, segment);
+    write_item_results(p_, s_.row_sum(), s_.tile_sink(), C::BAR_ID_RESULTS, c_, lane_, row0_,
+                       o_, top_, l_, token, head0, segment);
     ++item_;
   }
 
@@ -330,7 +338,7 @@ class PairConsumer : OnlineSoftmaxRows {
 
     // Softmax of the own block against this consumer's running maxima; O_own += P V_own.
     float mx[2];
-    mask_and_row_max<8>(s, s_.row_words + c_ * 64, lane_, p_.scale_log2, mx);
+    mask_and_row_max<8>(s, s_.row_words() + c_ * 64, lane_, p_.scale_log2, mx);
     float m_own[2], alpha[2];
     bool moved = false;
 #pragma unroll
@@ -340,7 +348,7 @@ class PairConsumer : OnlineSoftmaxRows {
       m_own[h] = reference_max(top_[h]);
       moved |= m_own[h] != m_old;
       alpha[h] = m_own[h] == m_old ? 1.0f : ptx::ex2_approx(m_old - m_own[h]);
-      if (lane_ % 4 == 0) s_.row_max[c_ * 64 + row0_ + 8 * h] = mx[h];
+      if (lane_ % 4 == 0) s_.row_max()[c_ * 64 + row0_ + 8 * h] = mx[h];
     }
     rescale(alpha, moved);
     float rounding[2];
@@ -380,7 +388,7 @@ class PairConsumer : OnlineSoftmaxRows {
     moved = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      top_[h] = fmaxf(top_[h], s_.row_max[other() * 64 + row0_ + 8 * h]);
+      top_[h] = fmaxf(top_[h], s_.row_max()[other() * 64 + row0_ + 8 * h]);
       const float m = reference_max(top_[h]);
       moved |= m != m_own[h];
       scale[h] = m == m_own[h] ? 1.0f : ptx::ex2_approx(m_own[h] - m);
@@ -413,7 +421,7 @@ class PairConsumer : OnlineSoftmaxRows {
       err_[1][1] = err_other[1];
     }
     ptx::wgmma_fence();
-    accumulate_ss(p_tile(other()), other());
+    accumulate_ss(s_.p(other()), other());
     ptx::wgmma_commit();
     if (fix0 || fix1) {
       ptx::wgmma_wait<0>();
@@ -453,8 +461,8 @@ class PairConsumer : OnlineSoftmaxRows {
     ptx::fence_proxy_async_shared();
     ptx::wgmma_fence();
     // One descriptor per operand, stepped by constants (ptx::desc_step).
-    const uint64_t q_desc = ptx::sw128_desc(s_.q, 0, 1024);
-    const uint64_t k_desc = ptx::sw128_desc(kv(c_), 0, 1024);
+    const uint64_t q_desc = ptx::sw128_desc(s_.q(), 0, 1024);
+    const uint64_t k_desc = ptx::sw128_desc(s_.kv(c_), 0, 1024);
 #pragma unroll
     for (int kb = kb0; kb < kb1; ++kb) {
 #pragma unroll
@@ -474,12 +482,12 @@ class PairConsumer : OnlineSoftmaxRows {
   __device__ void scan_v() {
     const int t = static_cast<int>(threadIdx.x % 128);
     if constexpr (kTables) {
-      const uint32_t word = s_.row_words[c_ * 64 + t % 64];
+      const uint32_t word = s_.row_words()[c_ * 64 + t % 64];
       const uint32_t lo = __reduce_max_sync(0xffffffffu, word & kBoundBitsL);
       const uint32_t hi = __reduce_max_sync(0xffffffffu, (word & kBoundBitsR) >> 16);
       if (lane_ == 0) {
-        s_.v_max[(c_ * 4 + warp_) * 2 + kHalfL] = lo;
-        s_.v_max[(c_ * 4 + warp_) * 2 + kHalfR] = hi;
+        s_.v_max()[(c_ * 4 + warp_) * 2 + kHalfL] = lo;
+        s_.v_max()[(c_ * 4 + warp_) * 2 + kHalfR] = hi;
       }
       return;
     }
@@ -488,8 +496,8 @@ class PairConsumer : OnlineSoftmaxRows {
     for (int half = 0; half < 2; ++half) {
       const uint32_t bits = __reduce_max_sync(
           0xffffffffu,
-          max_abs_bf16_bits<kChunks, 128>(kv(c_) + 16 * (t + 128 * kChunks * half)));
-      if (lane_ == 0) s_.v_max[(c_ * 4 + warp_) * 2 + half] = bits;
+          max_abs_bf16_bits<kChunks, 128>(s_.kv(c_) + 16 * (t + 128 * kChunks * half)));
+      if (lane_ == 0) s_.v_max()[(c_ * 4 + warp_) * 2 + half] = bits;
     }
   }
 
@@ -502,7 +510,7 @@ class PairConsumer : OnlineSoftmaxRows {
       const int half = i == 0 ? c_ : other();
       uint32_t bits = 0;
 #pragma unroll
-      for (int w = 0; w < 4; ++w) bits = max(bits, s_.v_max[(c_ * 4 + w) * 2 + half]);
+      for (int w = 0; w < 4; ++w) bits = max(bits, s_.v_max()[(c_ * 4 + w) * 2 + half]);
       bound[i] = v_magnitude_bound(bits);
     }
   }
@@ -570,7 +578,10 @@ class PairConsumer : OnlineSoftmaxRows {
   __device__ void publish_p(const uint32_t (&pa)[16], bool over) {
     store_p_tile([&](int i) { return pa[i]; });
     const bool warp_over = __any_sync(0xffffffffu, over);
-    if (lane_ == 0) s_.flags[c_ * 4 + warp_] = warp_over;
+    // Consumer warp threadIdx.x / 32 - 4 is warp warp_ of consumer c_: an index recomputed
+    // here, where ptxas reloaded a spilled address right before the store.
+    const uint32_t warp = ptx::opaque(threadIdx.x / 32 - 4);
+    if (lane_ == 0) s_.flags()[warp] = warp_over;
     ptx::fence_proxy_async_shared();
   }
   // Stores the 16 bf16x2 fragments of P (fragment i: registers 2i, 2i + 1, row row0_ + 8 (i %
@@ -579,7 +590,7 @@ class PairConsumer : OnlineSoftmaxRows {
   __device__ void store_p_tile(Fragment&& fragment) const {
     // Row r's 8-column group j sits at chunk j ^ (r % 8); rows row0_ and row0_ + 8 share r % 8.
     const uint32_t base =
-        ptx::opaque(ptx::smem_u32(p_tile(c_)) + row0_ * 128 + 4 * (lane_ % 4));
+        ptx::opaque(ptx::smem_u32(s_.p(c_)) + row0_ * 128 + 4 * (lane_ % 4));
     const uint32_t phase = ptx::opaque(row0_ % 8);
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
@@ -587,7 +598,7 @@ class PairConsumer : OnlineSoftmaxRows {
     }
   }
   __device__ bool any_flag(int c) const {
-    const uint4 f = ptx::ld_shared_u4(s_.flags + 4 * c);
+    const uint4 f = ptx::ld_shared_u4(s_.flags() + 4 * c);
     return (f.x | f.y | f.z | f.w) != 0;
   }
 
@@ -605,21 +616,16 @@ class PairConsumer : OnlineSoftmaxRows {
     ptx::named_barrier_sync(C::BAR_ID_FIXUP, C::CONSUMER_THREADS);
     if (others) {
       ptx::wgmma_fence();
-      accumulate_ss(p_tile(other()), other());
+      accumulate_ss(s_.p(other()), other());
       ptx::wgmma_commit();
       ptx::wgmma_wait<0>();
       ptx::wgmma_fence_operands(o_);
     }
   }
 
-  // Buffer b's tile and P tile b (selected, not indexed: a run-time index would put the arrays
-  // in local memory).
-  __device__ uint8_t* kv(int b) const { return b == 0 ? s_.kv[0] : s_.kv[1]; }
-  __device__ uint8_t* p_tile(int b) const { return b == 0 ? s_.p[0] : s_.p[1]; }
-
   // O_half += P V over the 64 rows of buffer b: V = d blocks [4 c_, 4 c_ + 4), MN-major.
   __device__ uint64_t v_desc(int b, int kk) const {
-    return ptx::sw128_desc(kv(b) + c_ * C::V_HALF_BYTES + kk * 16 * 128, C::BLOCK_BYTES,
+    return ptx::sw128_desc(s_.kv(b) + c_ * C::V_HALF_BYTES + kk * 16 * 128, C::BLOCK_BYTES,
                            1024);
   }
   __device__ void accumulate_rs(const uint32_t (&pa)[16], int b) {
@@ -678,7 +684,7 @@ __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
   uint8_t* base = smem_raw + ((1024 - ptx::smem_u32(smem_raw) % 1024) % 1024);
   const PairShared<C> s(base);
   if (threadIdx.x == 0) {
-    for (int i = 0; i < 4; ++i) ptx::mbarrier_init(s.bars + C::BAR_READY + i, 128);
+    for (int i = 0; i < 4; ++i) ptx::mbarrier_init(s.bars() + C::BAR_READY + i, 128);
     // Half R of buffer 0 is last read by consumer 1, but it also holds consumer 0's P tile
     // for d_qk 576: both consumers release it.
     ptx::mbarrier_init(s.free(0, kHalfL), 128);
