@@ -348,8 +348,9 @@ class Consumer : OnlineSoftmaxRows {
       wait_s(s);
 #pragma unroll 1
       for (int i = 0; i < steps; ++i) consume_step(s, i + 1 < steps);
+    } else {
+      ptx::mbarrier_arrive(s_.q_empty());  // no S to wait for
     }
-    ptx::mbarrier_arrive(s_.q_empty());  // this thread's last S is complete
     finish(token, head0, segment);
     ++item_;
   }
@@ -411,6 +412,10 @@ class Consumer : OnlineSoftmaxRows {
   __device__ void consume_step(float (&s)[16], bool has_next) {
     const int stage = step_ % C::STAGES;
     const uint8_t* tile = s_.stage(stage);
+    // This thread's last S of the item is complete (waited for before the first step or in
+    // the previous one): the Q tile is free now, so the producer loads the next item's Q
+    // during this step.
+    if (!has_next) ptx::mbarrier_arrive(s_.q_empty());
 
     // Online softmax over this consumer's 32 columns; the row max spans both consumers.
     float mx[2];

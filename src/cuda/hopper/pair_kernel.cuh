@@ -302,7 +302,7 @@ class PairConsumer : OnlineSoftmaxRows {
     if (c_ == 0 && pairs > 0) issue_s_and_wait(s, 0);
 #pragma unroll 1
     for (int i = 0; i < pairs; ++i) pair_step(s, i + 1 < pairs);
-    ptx::mbarrier_arrive(s_.q_empty());  // this thread's last S is complete
+    if (pairs == 0) ptx::mbarrier_arrive(s_.q_empty());  // no S to wait for
     write_item_results(p_, s_.row_sum(), s_.tile_sink(), C::BAR_ID_RESULTS, c_, lane_, row0_,
                        o_, top_, l_, token, head0, segment);
     ++item_;
@@ -335,6 +335,12 @@ class PairConsumer : OnlineSoftmaxRows {
   // once and P tiles once.
   __device__ void pair_step(float (&s)[32], bool has_next) {
     if (c_ == 1) issue_s_and_wait(s, 0);
+    // This thread's last S of the item is complete (consumer 0 waited for it before the first
+    // pair or behind the previous pair's products): the Q tile is free now, not at the item's
+    // end, so the producer loads the next item's Q and first halves while this pair's
+    // products and the results run (it waited on q_empty for 5% of the V4 prefill row's
+    // samples, perf-log.md).
+    if (!has_next) ptx::mbarrier_arrive(s_.q_empty());
 
     // Softmax of the own block against this consumer's running maxima; O_own += P V_own.
     float mx[2];
