@@ -364,7 +364,7 @@ class PairConsumer : OnlineSoftmaxRows {
     accumulate_rs(pa, c_);
     ptx::wgmma_commit();
 
-    // Both maxima (and every warp's |V| scan) are out.
+    // Both maxima (and, without tables, every warp's |V| scan) are out.
     ptx::named_barrier_sync(C::BAR_ID_MAX, C::CONSUMER_THREADS);
     float v_bound[2];
     read_v_bounds(v_bound);
@@ -480,21 +480,21 @@ class PairConsumer : OnlineSoftmaxRows {
     }
   }
 
-  // The largest |V| of this consumer's block per d_v half, as bf16 magnitude bits per warp.
-  // With bounds tables, from its rows' table words (the producer copied them with the
-  // block's first half): thread t folds row t % 64's. Otherwise by scanning V: consecutive
-  // 16-byte chunks over the 128 threads (no bank conflicts), the first 16 of a thread's
-  // chunks in half L, the rest in half R.
+  // The largest |V| of this consumer's block per d_v half, as bf16 magnitude bits. With
+  // bounds tables, from its rows' table words (the producer copied them with the block's
+  // first half): every warp folds all 64 itself (lane l rows l and l + 32) and keeps the
+  // result in v_bits_, so the bound is in registers when the pair needs it, not behind the
+  // maxima's barrier and eight shared-memory loads. Otherwise by scanning V, per warp:
+  // consecutive 16-byte chunks over the 128 threads (no bank conflicts), the first 16 of a
+  // thread's chunks in half L, the rest in half R.
   __device__ void scan_v() {
     const int t = static_cast<int>(threadIdx.x % 128);
     if constexpr (kTables) {
-      const uint32_t word = s_.row_words()[c_ * 64 + t % 64];
-      const uint32_t lo = __reduce_max_sync(0xffffffffu, word & kBoundBitsL);
-      const uint32_t hi = __reduce_max_sync(0xffffffffu, (word & kBoundBitsR) >> 16);
-      if (lane_ == 0) {
-        s_.v_max()[(c_ * 4 + warp_) * 2 + kHalfL] = lo;
-        s_.v_max()[(c_ * 4 + warp_) * 2 + kHalfR] = hi;
-      }
+      const uint32_t* words = s_.row_words() + c_ * 64;
+      const uint32_t a = words[lane_], b = words[lane_ + 32];
+      const uint32_t lo = __reduce_max_sync(0xffffffffu, max(a & kBoundBitsL, b & kBoundBitsL));
+      const uint32_t hi = __reduce_max_sync(0xffffffffu, max(a & kBoundBitsR, b & kBoundBitsR));
+      v_bits_ = lo | hi;  // half L's bits low, half R's high, as in a table word
       return;
     }
     constexpr int kChunks = C::V_HALF_BYTES / 16 / 128;
@@ -508,16 +508,22 @@ class PairConsumer : OnlineSoftmaxRows {
   }
 
   // The |V| bound of this consumer's block over its own half of d_v (bound[0]) and the other
-  // half (bound[1]): every warp's fold (the caller passed a barrier all four warps reached
-  // after scan_v).
+  // half (bound[1]): this warp's fold, or every warp's scan (the caller passed a barrier all
+  // four warps reached after scan_v).
   __device__ void read_v_bounds(float (&bound)[2]) const {
+    if constexpr (kTables) {
+      const uint32_t bits_l = v_bits_ & kBoundBitsL, bits_r = v_bits_ >> 16;
+      bound[0] = v_magnitude_bound(c_ == kHalfL ? bits_l : bits_r);
+      bound[1] = v_magnitude_bound(c_ == kHalfL ? bits_r : bits_l);
+    } else {
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const int half = i == 0 ? c_ : other();
-      uint32_t bits = 0;
+      for (int i = 0; i < 2; ++i) {
+        const int half = i == 0 ? c_ : other();
+        uint32_t bits = 0;
 #pragma unroll
-      for (int w = 0; w < 4; ++w) bits = max(bits, s_.v_max()[(c_ * 4 + w) * 2 + half]);
-      bound[i] = v_magnitude_bound(bits);
+        for (int w = 0; w < 4; ++w) bits = max(bits, s_.v_max()[(c_ * 4 + w) * 2 + half]);
+        bound[i] = v_magnitude_bound(bits);
+      }
     }
   }
 
@@ -678,6 +684,7 @@ class PairConsumer : OnlineSoftmaxRows {
   const int row0_;  // this thread's first accumulator row (head offset); the second is +8
   int pair_ = 0;
   int item_ = 0;
+  uint32_t v_bits_ = 0;  // with tables: scan_v's fold of the block's words (both halves)
 };
 
 template <int D, bool kTables>
