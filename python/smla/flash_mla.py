@@ -68,7 +68,8 @@ def get_mla_metadata(*args: Any, **kwargs: Any) -> Tuple[FlashMLASchedMeta, None
 
 
 def flash_mla_sparse_fwd(q: Array, kv: Array, indices: Array, sm_scale: float, d_v: int = 512,
-                         attn_sink: Optional[Array] = None, topk_length: Optional[Array] = None, *,
+                         attn_sink: Optional[Array] = None, topk_length: Optional[Array] = None,
+                         indexer_topk: int = 0, *,
                          stream: Any = None) -> Tuple[Array, Array, Array]:
     """Sparse attention prefill (FlashMLA's ``flash_mla_sparse_fwd``).
 
@@ -80,6 +81,9 @@ def flash_mla_sparse_fwd(q: Array, kv: Array, indices: Array, sm_scale: float, d
         d_v: must be 512.
         attn_sink: optional [h_q] float32; scales out by exp(lse) / (exp(lse) + exp(sink)).
         topk_length: optional [s_q] int32; token i uses indices[i, 0, :topk_length[i]].
+        indexer_topk: must be 0. FlashMLA's positive values (a fourth output, the lse over
+            the first indexer_topk entries, for training an indexer) are not implemented:
+            NotBuiltError (a NotImplementedError).
         stream: (smla) CUDA stream for non-torch arrays; default the current stream.
 
     Returns:
@@ -87,6 +91,10 @@ def flash_mla_sparse_fwd(q: Array, kv: Array, indices: Array, sm_scale: float, d
          lse [s_q, h_q] float32, natural log, +inf for a token with no valid index).
     """
     _sparse.check_d_v(d_v, "d_v")
+    if indexer_topk != 0:
+        raise NotBuiltError(
+            f"indexer_topk: {indexer_topk} asks for FlashMLA's lse_indexer output (the lse over "
+            f"the first indexer_topk entries), which smla does not compute; only 0 is accepted")
     if is_torch(q) and _torch_ops is not None:
         return _torch_ops.sparse_prefill(q, kv, indices, float(sm_scale), attn_sink,
                                          topk_length)

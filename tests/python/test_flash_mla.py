@@ -194,6 +194,22 @@ def test_sparse_fwd_argument_errors(rng):
         flash_mla_sparse_fwd(q, kv, idx, 0.1, attn_sink=np.zeros(4, np.float64))
 
 
+def test_sparse_fwd_indexer_topk(rng):
+    """FlashMLA's eighth parameter: 0, by position or keyword, is the plain call; a positive
+    value (FlashMLA's lse_indexer output) is refused before anything runs."""
+    q = make_q(rng, 2, 4, 576)
+    kv = make_rows(rng, 8, 576)[:, None, :]
+    idx = make_indices(rng, 2, 6, 8)[:, None, :]
+    plain = flash_mla_sparse_fwd(q, kv, idx, 0.1)
+    for given in (flash_mla_sparse_fwd(q, kv, idx, 0.1, 512, None, None, 0),
+                  flash_mla_sparse_fwd(q, kv, idx, 0.1, indexer_topk=0)):
+        assert len(given) == 3
+        for a, b in zip(given, plain):
+            np.testing.assert_array_equal(a, b)
+    with pytest.raises(NotImplementedError, match="indexer_topk: 512"):
+        flash_mla_sparse_fwd(q, kv, idx, 0.1, indexer_topk=512)
+
+
 def test_package_works_without_torch():
     """With torch unimportable, smla and smla.flash_mla import and run on NumPy arrays."""
     import subprocess
