@@ -68,10 +68,6 @@ void damage(AttendArgs& a, Rng& rng) {
   }
 }
 
-bool starts_with(const std::string& text, const std::string& prefix) {
-  return text.rfind(prefix, 0) == 0;
-}
-
 TEST(BadAttendRandom, WhatTheSizeQueryRejectsAttendRejectsWritingNothing) {
   AttendCase c;
   Rng rng(20261205);
@@ -88,11 +84,11 @@ TEST(BadAttendRandom, WhatTheSizeQueryRejectsAttendRejectsWritingNothing) {
     }
     ++rejected;
     SCOPED_TRACE("trial " + std::to_string(trial) + ": " + query.message());
-    EXPECT_TRUE(starts_with(query.message(), "smla::attend_workspace_size: "));
+    EXPECT_TRUE(query.message().starts_with("smla::attend_workspace_size: "));
     EXPECT_EQ(bytes, 12345u) << "a failed size query wrote its result";
     const Status call = attend(args, Workspace{});
     EXPECT_FALSE(call.ok()) << "attend accepted a call its size query rejected";
-    EXPECT_TRUE(starts_with(call.message(), "smla::attend: ")) << call.message();
+    EXPECT_TRUE(call.message().starts_with("smla::attend: ")) << call.message();
     ASSERT_TRUE(c.untouched()) << "a rejected call wrote to a buffer";
   }
   // Both sides must be exercised, or the damage palette no longer tests what it claims.
