@@ -21,6 +21,9 @@ const char* format_name(KvFormat format);
 // Parses "bf16", "fp8_v32", "fp8_ds_mla", "int8_ds_mla". Returns false on an unknown name.
 bool parse_format(const char* name, KvFormat* format);
 
+// Whether d_qk is a DeepSeek sparse-MLA model's: 576 (DeepSeek-V3.2) or 512 (DeepSeek-V4).
+bool is_model_d_qk(int64_t d_qk);
+
 // Whether a format can hold rows of this d_qk (bf16: 576 or 512; fp8_v32: 576; others: 512).
 bool format_supports_d_qk(KvFormat format, int d_qk);
 

@@ -38,7 +38,7 @@ Status check_heads(const char* op, const char* name, const TensorView& t, int64_
 }
 
 Status check_d_qk(const char* op, const char* name, const TensorView& t, int64_t d_qk) {
-  if (d_qk != 576 && d_qk != 512)
+  if (!is_model_d_qk(d_qk))
     return invalid_arg(op, name, "d_qk 576 (DeepSeek-V3.2) or 512 (DeepSeek-V4)",
                        "d_qk=" + std::to_string(d_qk) + " in shape " + shape_string(t));
   return Status::success();

@@ -41,9 +41,11 @@ bool parse_format(const char* name, KvFormat* format) {
   return false;
 }
 
+bool is_model_d_qk(int64_t d_qk) { return d_qk == fmt::kDqkV32 || d_qk == fmt::kDqkV4; }
+
 bool format_supports_d_qk(KvFormat format, int d_qk) {
   switch (format) {
-    case KvFormat::bf16: return d_qk == fmt::kDqkV32 || d_qk == fmt::kDqkV4;
+    case KvFormat::bf16: return is_model_d_qk(d_qk);
     case KvFormat::fp8_v32: return d_qk == fmt::Fp8V32Layout::kDqk;
     case KvFormat::fp8_ds_mla: return d_qk == fmt::Fp8DsMlaLayout::kDqk;
     case KvFormat::int8_ds_mla: return d_qk == fmt::Int8DsMlaLayout::kDqk;

@@ -431,6 +431,10 @@ TEST(FormatInfo, NamesParseAndSizes) {
   EXPECT_EQ(untouched, KvFormat::fp8_v32);
   EXPECT_STREQ(format_name(static_cast<KvFormat>(42)), "unknown");
 
+  EXPECT_TRUE(is_model_d_qk(576));
+  EXPECT_TRUE(is_model_d_qk(512));
+  EXPECT_FALSE(is_model_d_qk(128));
+  EXPECT_FALSE(is_model_d_qk(int64_t{576} + (int64_t{1} << 32)));  // no narrowing to 576
   EXPECT_TRUE(format_supports_d_qk(KvFormat::bf16, 576));
   EXPECT_TRUE(format_supports_d_qk(KvFormat::bf16, 512));
   EXPECT_FALSE(format_supports_d_qk(KvFormat::bf16, 128));

@@ -70,8 +70,7 @@ int32_t block_size_option(const Args& args) {
 
 namespace {
 
-// SPEC §1's row widths, and how the messages name them.
-bool is_d_qk(int64_t d_qk) { return d_qk == 576 || d_qk == 512; }
+// How the messages name the row widths is_model_d_qk accepts.
 constexpr const char* kDqkWidths = "576 (DeepSeek-V3.2) or 512 (DeepSeek-V4)";
 
 }  // namespace
@@ -79,7 +78,7 @@ constexpr const char* kDqkWidths = "576 (DeepSeek-V3.2) or 512 (DeepSeek-V4)";
 int d_qk_option(const Args& args) {
   // Any integer parses, so that the message names the two widths.
   const int64_t d_qk = args.required_integer("--d-qk", INT64_MIN, INT64_MAX);
-  if (!is_d_qk(d_qk)) {
+  if (!is_model_d_qk(d_qk)) {
     throw usage_error(std::string("--d-qk expects ") + kDqkWidths + ", got " +
                       std::to_string(d_qk));
   }
@@ -88,7 +87,7 @@ int d_qk_option(const Args& args) {
 
 int d_qk_of(const NpyInput& input, size_t dim) {
   const int64_t d_qk = input.array.shape[dim];
-  if (!is_d_qk(d_qk)) {
+  if (!is_model_d_qk(d_qk)) {
     throw failure(input.path + ": dim " + std::to_string(dim) + " is d_qk, which must be " +
                   kDqkWidths + "; the file's shape is " + input.array.shape_string());
   }
