@@ -40,13 +40,10 @@ struct HopperConfig {
   static constexpr int CHUNKS = D / 8;      // 16-byte groups of 8 values per row
   static_assert(D % 64 == 0 && HT == 64 && BN == 64);
 
-  // The V scan (Consumer::scan_v, for the bound of p_rounding.hpp): V is d_v blocks 0..7 of
-  // a stage, its first V_BYTES bytes, which each consumer thread reads V_SCAN_CHUNKS 16-byte
-  // chunks of, the first half in blocks 0..3.
+  // The V scan (scan_and_publish_v, for the bound of p_rounding.hpp): V is d_v blocks 0..7
+  // of a stage, its first V_BYTES bytes.
   static constexpr int V_BYTES = (DV / 64) * BLOCK_BYTES;
   static constexpr int CONSUMER_WARPS = 4 * CONSUMERS;
-  static constexpr int V_SCAN_CHUNKS = V_BYTES / 16 / (128 * CONSUMERS);
-  static_assert(V_BYTES % (16 * 128 * CONSUMERS * 2) == 0, "two halves of whole chunks");
   // The producer bounds |V| from the scales, published per stage, when both pools' formats
   // allow it (kv_groups.cuh kScalesBoundV); otherwise the consumers scan all of V.
   static constexpr bool SCALE_BOUNDS = MainRows::kScalesBoundV && ExtraRows::kScalesBoundV;

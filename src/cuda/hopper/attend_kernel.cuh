@@ -35,6 +35,8 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/hopper/attend_common.cuh"
 #include "cuda/hopper/attend_config.cuh"
+#include "cuda/hopper/attend_consumer_steps.cuh"
+#include "cuda/hopper/attend_shared_state.cuh"
 #include "cuda/hopper/attend_variants.hpp"
 #include "cuda/hopper/kv_groups.cuh"
 #include "cuda/hopper/p_rounding.hpp"
@@ -49,41 +51,6 @@
 #include "cuda/ptx/wgmma.cuh"
 
 namespace smla::hopper {
-
-// The shared state of a CTA, carved out of dynamic shared memory per HopperConfig.
-template <class C>
-struct SharedState {
-  __device__ explicit SharedState(uint8_t* base)
-      : q(base + C::Q_OFF),
-        stages(base + C::STAGE_OFF),
-        p(base + C::P_OFF),
-        row_max(reinterpret_cast<float*>(base + C::ROWMAX_OFF)),
-        row_sum(reinterpret_cast<float*>(base + C::ROWSUM_OFF)),
-        valid(base + C::VALID_OFF),
-        needs_residual(reinterpret_cast<uint32_t*>(base + C::RESIDUAL_FLAGS_OFF)),
-        v_max(reinterpret_cast<uint32_t*>(base + C::V_MAX_OFF)),
-        scale_bound(reinterpret_cast<uint32_t*>(base + C::SCALE_BOUND_OFF)),
-        tile_sink(reinterpret_cast<float*>(base + C::TILE_SINK_OFF)),
-        bars(reinterpret_cast<uint64_t*>(base + C::BAR_OFF)) {}
-
-  __device__ uint8_t* stage(int s) const { return stages + s * C::TILE_BYTES; }
-  __device__ uint64_t* full(int s) const { return bars + C::BAR_FULL + s; }
-  __device__ uint64_t* empty(int s) const { return bars + C::BAR_EMPTY + s; }
-  __device__ uint64_t* q_full() const { return bars + C::BAR_Q_FULL; }
-  __device__ uint64_t* q_empty() const { return bars + C::BAR_Q_EMPTY; }
-
-  uint8_t* q;           // [HT][D] bf16, swizzled blocks
-  uint8_t* stages;      // [STAGES][BN][D] bf16, swizzled blocks
-  uint8_t* p;           // [HT][BN] bf16, one swizzled block
-  float* row_max;       // [CONSUMERS][HT]
-  float* row_sum;       // [CONSUMERS][HT]
-  uint8_t* valid;       // [STAGES][BN]
-  uint32_t* needs_residual;  // [CONSUMER_WARPS]: per consumer warp, "the step needs the residual"
-  uint32_t* v_max;      // [CONSUMER_WARPS][2]: per consumer warp, |V| bits seen per d_v half
-  uint32_t* scale_bound;  // [STAGES][PRODUCER_WARPS][2]: the quantized groups' |V| bound, f32 bits
-  float* tile_sink;     // [HT]: the head tile's sinks (stage_tile_sinks)
-  uint64_t* bars;
-};
 
 // ---- producer warpgroup ----------------------------------------------------------------------
 // Four lanes share a row of a step: lane l of warp w fills tile row 32 k + 8 w + l % 8 in
@@ -365,27 +332,10 @@ class Consumer : OnlineSoftmaxRows {
     ptx::fence_proxy_async_shared();
   }
 
-  // Issues d_qk blocks [KB0, KB1) of step step_'s S[:, 32 wg_ : 32 wg_ + 32] = Q·K^T (from
-  // block 0: overwriting s) as one wgmma group. The caller scans V while S runs and waits for
-  // S in the same step: an S in flight across the step loop would make ptxas wait for it.
+  // Issues d_qk blocks [KB0, KB1) of step step_'s S[:, 32 wg_ : 32 wg_ + 32] = Q·K^T.
   template <int KB0, int KB1>
   __device__ void issue_s(float (&s)[16]) {
-    const uint8_t* tile = s_.stage(step_ % C::STAGES);
-    // One descriptor per operand, stepped by constants (ptx::desc_step) and opaque: ptxas
-    // would otherwise hoist every stepped Q descriptor out of the step loop and spill them.
-    const uint64_t q_desc = ptx::opaque_desc(ptx::sw128_desc(s_.q, 0, 1024));
-    const uint64_t k_desc = ptx::sw128_desc(tile + wg_ * C::S_COLS * 128, 0, 1024);
-    ptx::wgmma_fence();
-#pragma unroll
-    for (int kb = KB0; kb < KB1; ++kb) {
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
-        const int step = kb * C::BLOCK_BYTES + kk * 32;
-        ptx::wgmma_m64n32k16_ss(s, ptx::desc_step(q_desc, step), ptx::desc_step(k_desc, step),
-                                kb + kk > 0);
-      }
-    }
-    ptx::wgmma_commit();
+    issue_s_blocks<C, KB0, KB1>(s, s_.q, s_.stage(step_ % C::STAGES) + wg_ * C::S_COLS * 128);
   }
 
   __device__ void wait_s(float (&s)[16]) {
@@ -396,13 +346,9 @@ class Consumer : OnlineSoftmaxRows {
   // The |V| scan of step step_'s stage, published per warp for both consumers' bound.
   __device__ void scan_v() {
     if constexpr (C::SCALE_BOUNDS) return;  // the producer bounds V
-    uint32_t v_bits[2];
-    v_magnitudes(s_.stage(step_ % C::STAGES), v_bits);
-#pragma unroll
-    for (int c = 0; c < 2; ++c) {
-      v_bits[c] = __reduce_max_sync(0xffffffffu, v_bits[c]);
-      if (lane_ == 0) s_.v_max[(threadIdx.x / 32 - 4) * 2 + c] = v_bits[c];
-    }
+    scan_and_publish_v<C, C::CONSUMER_THREADS>(s_, s_.stage(step_ % C::STAGES),
+                                               static_cast<int>(threadIdx.x) - 128,
+                                               threadIdx.x / 32 - 4, lane_);
   }
 
   // Consumes step step_ from its S, then queues the next step's S (`has_next`) behind this
@@ -427,66 +373,22 @@ class Consumer : OnlineSoftmaxRows {
     }
     ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
     float v_bound[2];  // |V| bound of each d_v half of the step: the producer's or the scan's
-#pragma unroll
-    for (int c = 0; c < 2; ++c) {
-      uint32_t bits = 0;
-      if constexpr (C::SCALE_BOUNDS) {
-#pragma unroll
-        for (int w = 0; w < C::PRODUCER_WARPS; ++w) {
-          bits = max(bits, s_.scale_bound[(stage * C::PRODUCER_WARPS + w) * 2 + c]);
-        }
-        v_bound[c] = fmt::float_from_bits(bits);
-      } else {
-#pragma unroll
-        for (int w = 0; w < C::CONSUMER_WARPS; ++w) bits = max(bits, s_.v_max[2 * w + c]);
-        v_bound[c] = v_magnitude_bound(bits);
-      }
-    }
-    float alpha[2];
-    bool moved = false;  // some row of this thread moved its maximum: O needs rescaling
+    s_.template v_bound<C::CONSUMER_WARPS>(stage, v_bound);
+    float step_max[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int row = row0_ + 8 * h;
-      const float step_max = fmaxf(s_.row_max[row], s_.row_max[C::HT + row]);
-      const float m_old = reference_max(top_[h]);
-      top_[h] = fmaxf(top_[h], step_max);
-      const float m_new = reference_max(top_[h]);
-      const bool none = m_new == -INFINITY;  // nothing valid yet: everything stays zero
-      moved |= m_new != m_old;
-      alpha[h] = m_new == m_old ? 1.0f : ptx::ex2_approx(m_old - m_new);
-      float sum = 0.0f;
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          float& v = s[4 * j + 2 * h + e];
-          v = none ? 0.0f : ptx::ex2_approx(v - m_new);
-          sum += v;
-        }
-      }
-      l_[h] = l_[h] * alpha[h] + sum;
+      step_max[h] = fmaxf(s_.row_max[row], s_.row_max[C::HT + row]);
     }
+    float alpha[2];
+    // some row of this thread moved its maximum: O needs rescaling
+    const bool moved = softmax_step<C::S_COLS / 8>(s, step_max, alpha);
     store_p(s, /*residual=*/false);
 
     // The step's verdict (p_rounding.hpp): without the residual, would every thread of both
     // consumers stay within its rounding budget?
     float err_new[2][2];
-    bool over = false;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float rounding = 0.0f;  // sum of |p - bf16(p)| over this thread's columns of the row
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const float x = s[4 * j + 2 * h];
-        const float y = s[4 * j + 2 * h + 1];
-        rounding += bf16x2_rounding(x, y, ptx::float2_to_bf16x2_rn(x, y));
-      }
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        err_new[c][h] = err_[c][h] * alpha[h] + rounding * v_bound[c];
-        over |= !within_rounding_budget(err_new[c][h], l_[h]);
-      }
-    }
+    const bool over = rounding_over_budget<C::S_COLS / 8>(s, alpha, v_bound, err_new);
     const bool warp_over = __any_sync(0xffffffffu, over);
     if (lane_ == 0) s_.needs_residual[threadIdx.x / 32 - 4] = warp_over;
     ptx::fence_proxy_async_shared();
@@ -495,11 +397,7 @@ class Consumer : OnlineSoftmaxRows {
     const uint4 verdict1 = ptx::ld_shared_u4(s_.needs_residual + 4);
     const bool residual = (verdict0.x | verdict0.y | verdict0.z | verdict0.w | verdict1.x |
                            verdict1.y | verdict1.z | verdict1.w) != 0;
-#pragma unroll
-    for (int c = 0; c < 2; ++c) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) err_[c][h] = residual ? err_[c][h] * alpha[h] : err_new[c][h];
-    }
+    settle_rounding(residual, alpha, err_new);
 
     scale_rows(o_, alpha, moved);
     issue_pv(tile);
@@ -530,50 +428,14 @@ class Consumer : OnlineSoftmaxRows {
     }
   }
 
-  // The largest |V| of this thread's share of each d_v half of the stage, as bf16 magnitude
-  // bits (a NaN above every number): consecutive 16-byte chunks across the consumer threads
-  // (no bank conflicts; V is the first V_BYTES of the tile, unswizzled order does not
-  // matter), the first half of a thread's chunks in d_v blocks 0..3, the rest in 4..7.
-  __device__ void v_magnitudes(const uint8_t* tile, uint32_t (&bits)[2]) const {
-    const int t = static_cast<int>(threadIdx.x) - 128;
-    constexpr int kHalf = C::V_SCAN_CHUNKS / 2;
-#pragma unroll
-    for (int c = 0; c < 2; ++c) {
-      bits[c] = max_abs_bf16_bits<kHalf, C::CONSUMER_THREADS>(
-          tile + 16 * (t + C::CONSUMER_THREADS * kHalf * c));
-    }
-  }
-
   // P (or its residual p - bf16(p)) as bf16 into this consumer's 32 columns of the P tile.
   __device__ void store_p(const float (&pv)[16], bool residual) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int col = wg_ * C::S_COLS + 8 * j + 2 * (lane_ % 4);
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const float x = pv[4 * j + 2 * h];
-        const float y = pv[4 * j + 2 * h + 1];
-        const uint32_t packed = ptx::float2_to_bf16x2_rn(x, y);
-        *reinterpret_cast<uint32_t*>(s_.p + ptx::sw128_offset(row0_ + 8 * h, col)) =
-            residual ? bf16x2_residual(x, y, packed) : packed;
-      }
-    }
+    store_p_columns<C::S_COLS / 8>(s_.p, pv, wg_ * C::S_COLS, lane_, row0_, residual);
   }
 
-  // Issues O[:, 256 wg_ : 256 wg_ + 256] += P·V, V = d_v blocks [4 wg_, 4 wg_ + 4) of the K
-  // tile, as one wgmma group; wait_pv<N> waits until at most N later groups are pending.
-  __device__ void issue_pv(const uint8_t* tile) {
-    const uint64_t p_desc = ptx::opaque_desc(ptx::sw128_desc(s_.p, 0, 1024));
-    const uint64_t v_desc =
-        ptx::sw128_desc(tile + (C::DV_COLS / 64) * wg_ * C::BLOCK_BYTES, C::BLOCK_BYTES, 1024);
-    ptx::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < C::BN / 16; ++kk) {
-      ptx::wgmma_m64n256k16_ss_bt(o_, ptx::desc_step(p_desc, kk * 32),
-                                  ptx::desc_step(v_desc, kk * 16 * 128), true);
-    }
-    ptx::wgmma_commit();
-  }
+  // Issues O[:, 256 wg_ : 256 wg_ + 256] += P·V as one wgmma group; wait_pv<N> waits until at
+  // most N later groups are pending.
+  __device__ void issue_pv(const uint8_t* tile) { issue_pv_half<C>(o_, s_.p, tile, wg_); }
 
   template <int N>
   __device__ void wait_pv() {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "cuda/hopper/p_rounding.hpp"
 #include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/fast_math.cuh"
 #include "cuda/ptx/shared_load.cuh"
@@ -105,6 +106,90 @@ struct OnlineSoftmaxRows {
     top_[0] = top_[1] = -INFINITY;
     l_[0] = l_[1] = 0.0f;
     err_[0][0] = err_[0][1] = err_[1][0] = err_[1][1] = 0.0f;
+  }
+
+  // Raises the rows' largest scores to new_top (no lower than top_) and returns in alpha the
+  // factor that takes O, l and the rounding bounds from the old reference maximum to the new
+  // one (1 where it did not move), and whether some row's reference moved.
+  __device__ bool raise_top(const float (&new_top)[2], float (&alpha)[2]) {
+    bool moved = false;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) moved |= raise_row(h, new_top[h], alpha[h]);
+    return moved;
+  }
+
+  // One online-softmax step over this thread's J 8-column blocks of S (exp2 domain, masked)
+  // whose rows' maxima over the whole step are step_max: raises the largest scores
+  // (raise_top's alpha and result), turns s into P = exp2(s - reference max) in place (zeros
+  // while a row has nothing valid) and adds this thread's P to its share of l.
+  template <int J>
+  __device__ bool softmax_step(float (&s)[4 * J], const float (&step_max)[2],
+                               float (&alpha)[2]) {
+    bool moved = false;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      moved |= raise_row(h, fmaxf(top_[h], step_max[h]), alpha[h]);
+      const float m_new = reference_max(top_[h]);
+      const bool none = m_new == -INFINITY;  // nothing valid yet: everything stays zero
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < J; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float& v = s[4 * j + 2 * h + e];
+          v = none ? 0.0f : ptx::ex2_approx(v - m_new);
+          sum += v;
+        }
+      }
+      l_[h] = l_[h] * alpha[h] + sum;
+    }
+    return moved;
+  }
+
+  // This thread's side of a step's P-rounding verdict (p_rounding.hpp), P in f32 in p (J
+  // 8-column blocks), l_ already taking the step: in err_new[c][h] the rounding bound of d_v
+  // half c and row h if the step keeps P's bf16 rounding (v_bound: the step's |V| bound per
+  // d_v half), and whether any of them leaves its budget.
+  template <int J>
+  __device__ bool rounding_over_budget(const float (&p)[4 * J], const float (&alpha)[2],
+                                       const float (&v_bound)[2], float (&err_new)[2][2]) const {
+    bool over = false;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float rounding = 0.0f;  // sum of |p - bf16(p)| over this thread's columns of the row
+#pragma unroll
+      for (int j = 0; j < J; ++j) {
+        const float x = p[4 * j + 2 * h];
+        const float y = p[4 * j + 2 * h + 1];
+        rounding += bf16x2_rounding(x, y, ptx::float2_to_bf16x2_rn(x, y));
+      }
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        err_new[c][h] = err_[c][h] * alpha[h] + rounding * v_bound[c];
+        over |= !within_rounding_budget(err_new[c][h], l_[h]);
+      }
+    }
+    return over;
+  }
+
+  // After the verdict: the bounds with the step's rounding (err_new), or, when the step also
+  // adds the residual (which undoes that rounding), the old bounds rescaled.
+  __device__ void settle_rounding(bool residual, const float (&alpha)[2],
+                                  const float (&err_new)[2][2]) {
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) err_[c][h] = residual ? err_[c][h] * alpha[h] : err_new[c][h];
+    }
+  }
+
+  // raise_top for row h alone.
+  __device__ bool raise_row(int h, float new_top, float& alpha) {
+    const float m_old = reference_max(top_[h]);
+    top_[h] = new_top;
+    const float m_new = reference_max(top_[h]);
+    alpha = m_new == m_old ? 1.0f : ptx::ex2_approx(m_old - m_new);
+    return m_new != m_old;
   }
 
   float o_[128];

@@ -1,0 +1,108 @@
+// The pieces of a consumer step of the Hopper kernel of quantized pools that both of its
+// consumer designs use (attend_kernel.cuh: two consumer halves; attend_s_owner.cuh: an S owner
+// and a P·V helper): the S and P·V products, P's store into the shared tile and the |V| scan.
+// Only compiled for sm_90a, as the wgmma wrappers they call.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/hopper/attend_shared_state.cuh"
+#include "cuda/hopper/softmax_fragments.cuh"
+#include "cuda/ptx/convert.cuh"
+#include "cuda/ptx/wgmma.cuh"
+
+namespace smla::hopper {
+
+// Issues d_qk blocks [KB0, KB1) of S = Q·K^T for the N = R * 2 KV rows of the stage from
+// `k_rows` on (from block 0: overwriting s) as one wgmma group: m64n32 (R = 16) or m64n64
+// (R = 32). The caller waits for S in the same step: an S in flight across the step loop
+// would make ptxas wait for it.
+template <class C, int KB0, int KB1, int R>
+__device__ __forceinline__ void issue_s_blocks(float (&s)[R], const uint8_t* q,
+                                               const uint8_t* k_rows) {
+  static_assert(R == 16 || R == 32);
+  // One descriptor per operand, stepped by constants (ptx::desc_step) and opaque: ptxas
+  // would otherwise hoist every stepped Q descriptor out of the step loop and spill them.
+  const uint64_t q_desc = ptx::opaque_desc(ptx::sw128_desc(q, 0, 1024));
+  const uint64_t k_desc = ptx::sw128_desc(k_rows, 0, 1024);
+  ptx::wgmma_fence();
+#pragma unroll
+  for (int kb = KB0; kb < KB1; ++kb) {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      const int step = kb * C::BLOCK_BYTES + kk * 32;
+      const uint64_t a = ptx::desc_step(q_desc, step);
+      const uint64_t b = ptx::desc_step(k_desc, step);
+      if constexpr (R == 16) {
+        ptx::wgmma_m64n32k16_ss(s, a, b, kb + kk > 0);
+      } else {
+        ptx::wgmma_m64n64k16_ss(s, a, b, kb + kk > 0);
+      }
+    }
+  }
+  ptx::wgmma_commit();
+}
+
+// Issues O[:, 256 half : 256 half + 256] += P·V, V = d_v blocks [4 half, 4 half + 4) of the
+// stage `tile`, P the whole shared P tile, as one wgmma group.
+template <class C>
+__device__ __forceinline__ void issue_pv_half(float (&o)[128], const uint8_t* p_tile,
+                                              const uint8_t* tile, int half) {
+  const uint64_t p_desc = ptx::opaque_desc(ptx::sw128_desc(p_tile, 0, 1024));
+  const uint64_t v_desc =
+      ptx::sw128_desc(tile + (C::DV_COLS / 64) * half * C::BLOCK_BYTES, C::BLOCK_BYTES, 1024);
+  ptx::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < C::BN / 16; ++kk) {
+    ptx::wgmma_m64n256k16_ss_bt(o, ptx::desc_step(p_desc, kk * 32),
+                                ptx::desc_step(v_desc, kk * 16 * 128), true);
+  }
+  ptx::wgmma_commit();
+}
+
+// P (or its residual p - bf16(p)) as bf16 into the shared P tile: this thread's J 8-column
+// blocks of an accumulator fragment (rows row0 and row0 + 8), from tile column col0 on.
+template <int J>
+__device__ __forceinline__ void store_p_columns(uint8_t* p_tile, const float (&pv)[4 * J],
+                                                int col0, int lane, int row0, bool residual) {
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const int col = col0 + 8 * j + 2 * (lane % 4);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float x = pv[4 * j + 2 * h];
+      const float y = pv[4 * j + 2 * h + 1];
+      const uint32_t packed = ptx::float2_to_bf16x2_rn(x, y);
+      *reinterpret_cast<uint32_t*>(p_tile + ptx::sw128_offset(row0 + 8 * h, col)) =
+          residual ? bf16x2_residual(x, y, packed) : packed;
+    }
+  }
+}
+
+// The |V| scan of a stage by kThreads threads (t: this thread's index among them), published
+// per warp (`warp`: its index among the scanning warps; unsigned, as threadIdx.x / 32 - 4
+// gives it: the quantized kernel's consumers measured 2-4% slower on V3.2 decode with a
+// signed warp index, which ptxas allocates differently) in v_max for SharedState::v_bound.
+// Consecutive 16-byte chunks go across the threads (no bank conflicts; V is the first
+// V_BYTES of the tile, unswizzled order does not matter), the first half of a thread's chunks
+// in d_v blocks 0..3, the rest in 4..7.
+template <class C, int kThreads>
+__device__ __forceinline__ void scan_and_publish_v(const SharedState<C>& s, const uint8_t* tile,
+                                                   int t, unsigned warp, int lane) {
+  constexpr int kHalf = C::V_BYTES / 16 / kThreads / 2;
+  static_assert(C::V_BYTES % (16 * kThreads * 2) == 0, "two halves of whole chunks");
+  uint32_t bits[2];
+#pragma unroll
+  for (int c = 0; c < 2; ++c) {
+    bits[c] = max_abs_bf16_bits<kHalf, kThreads>(tile + 16 * (t + kThreads * kHalf * c));
+  }
+#pragma unroll
+  for (int c = 0; c < 2; ++c) {
+    bits[c] = __reduce_max_sync(0xffffffffu, bits[c]);
+    if (lane == 0) s.v_max[2 * warp + c] = bits[c];
+  }
+}
+
+}  // namespace smla::hopper
