@@ -51,6 +51,11 @@ struct ItemRanges {
   __device__ static int steps(int lo, int hi) {
     return lo < hi ? (hi - lo + BN - 1) / BN : 0;
   }
+  // The steps of both ranges: each range starts a step of its own.
+  template <int BN>
+  __device__ int total_steps() const {
+    return steps<BN>(main_lo, main_hi) + steps<BN>(extra_lo, extra_hi);
+  }
 };
 
 // Calls f(token, lo, hi, segment) for each work item of CTA unit `unit` of `units`, in order:

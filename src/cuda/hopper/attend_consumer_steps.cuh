@@ -1,6 +1,7 @@
 // The pieces of a consumer step of the Hopper kernel of quantized pools that both of its
 // consumer designs use (attend_kernel.cuh: two consumer halves; attend_s_owner.cuh: an S owner
-// and a P·V helper): the S and P·V products, P's store into the shared tile and the |V| scan.
+// and a P·V helper): the S and P·V products, P's store into the shared tile, the |V| scan and
+// the consumer state and waits around a step (ConsumerBase).
 // Only compiled for sm_90a, as the wgmma wrappers they call.
 #pragma once
 
@@ -8,9 +9,12 @@
 
 #include <cstdint>
 
+#include "cuda/hopper/attend_common.cuh"
 #include "cuda/hopper/attend_shared_state.cuh"
 #include "cuda/hopper/softmax_fragments.cuh"
 #include "cuda/ptx/convert.cuh"
+#include "cuda/ptx/mbarrier.cuh"
+#include "cuda/ptx/warpgroup.cuh"
 #include "cuda/ptx/wgmma.cuh"
 
 namespace smla::hopper {
@@ -104,5 +108,88 @@ __device__ __forceinline__ void scan_and_publish_v(const SharedState<C>& s, cons
     if (lane == 0) s.v_max[2 * warp + c] = bits[c];
   }
 }
+
+// What each consumer warpgroup of the kernel keeps and does around its steps: its
+// online-softmax state, the stage and product waits, the S and P·V products of its step, the
+// hand-over of a stage to the next and the item's results.
+template <class C>
+class ConsumerBase : protected OnlineSoftmaxRows {
+ protected:
+  __device__ ConsumerBase(const AttendParams& p, const SharedState<C>& s)
+      : p_(p),
+        s_(s),
+        lane_(threadIdx.x % 32),
+        row0_((threadIdx.x % 128) / 32 * 16 + lane_ / 4) {}
+
+  // Waits for the stage of step step_ (ordering its copies before wgmma reads them).
+  __device__ void wait_stage() {
+    const int stage = step_ % C::STAGES;
+    ptx::mbarrier_wait(s_.full(stage), (step_ / C::STAGES) & 1);
+    // bf16 rows arrive by cp.async, whose writes no producer thread waited for and fenced:
+    // order them (and the dequantized stores) before this thread's wgmma reads.
+    ptx::fence_proxy_async_shared();
+  }
+
+  // Issues d_qk blocks [KB0, KB1) of step step_'s S for the stage's KV rows from `row0` on
+  // (issue_s_blocks).
+  template <int KB0, int KB1, int R>
+  __device__ void issue_s(float (&s)[R], int row0) {
+    issue_s_blocks<C, KB0, KB1>(s, s_.q, s_.stage(step_ % C::STAGES) + row0 * 128);
+  }
+
+  template <int R>
+  __device__ void wait_s(float (&s)[R]) {
+    ptx::wgmma_wait<0>();
+    ptx::wgmma_fence_operands(s);
+  }
+
+  // Issues O[:, 256 half : 256 half + 256] += P·V as one wgmma group; wait_pv<N> waits until
+  // at most N later groups are pending.
+  __device__ void issue_pv(const uint8_t* tile, int half) {
+    issue_pv_half<C>(o_, s_.p, tile, half);
+  }
+
+  template <int N>
+  __device__ void wait_pv() {
+    ptx::wgmma_wait<N>();
+    ptx::wgmma_fence_operands(o_);
+  }
+
+  // Ends the step of stage `stage` once its products are issued, and moves to the next:
+  // with a next step (`has_next`), one block of its S (this thread's KV rows from `row0`) is
+  // queued behind the products to keep the tensor cores busy, the stage is released as soon
+  // as the products are done, then the rest of S is issued and `while_s` runs while it does
+  // (the next stage's |V| scan); without one, the products are waited for and the stage
+  // released.
+  template <int R, class WhileS>
+  __device__ void next_step(float (&s)[R], int stage, bool has_next, int row0, WhileS&& while_s) {
+    ++step_;
+    if (has_next) {
+      wait_stage();
+      issue_s<0, 1>(s, row0);
+      wait_pv<1>();  // this step's products, not the S just queued
+      ptx::mbarrier_arrive(s_.empty(stage));
+      issue_s<1, C::D_BLOCKS>(s, row0);
+      while_s();
+      wait_s(s);
+    } else {
+      wait_pv<0>();
+      ptx::mbarrier_arrive(s_.empty(stage));
+    }
+  }
+
+  // Writes the item's results from O[:, 256 half : 256 half + 256] (write_item_results).
+  __device__ void finish(int token, int head0, int segment, int half) {
+    write_item_results(p_, s_.row_sum, s_.tile_sink, C::BAR_ID_CONSUMERS, half, lane_, row0_,
+                       o_, top_, l_, token, head0, segment);
+  }
+
+  const AttendParams& p_;
+  const SharedState<C>& s_;
+  const int lane_;
+  const int row0_;  // this thread's first accumulator row (head offset); the second is +8
+  int step_ = 0;
+  int item_ = 0;
+};
 
 }  // namespace smla::hopper

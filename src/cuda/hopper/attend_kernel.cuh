@@ -285,63 +285,46 @@ class Producer {
 
 // ---- consumer warpgroups ---------------------------------------------------------------------
 template <class MainRows, class ExtraRows>
-class Consumer : OnlineSoftmaxRows {
+class Consumer : ConsumerBase<HopperConfig<MainRows, ExtraRows>> {
   using C = HopperConfig<MainRows, ExtraRows>;
+  using Base = ConsumerBase<C>;
+  using Base::lane_;
+  using Base::p_;
+  using Base::row0_;
+  using Base::s_;
+  using Base::step_;
 
  public:
   __device__ Consumer(const AttendParams& p, const SharedState<C>& s)
-      : p_(p),
-        s_(s),
-        wg_(static_cast<int>(threadIdx.x) / 128 - 1),
-        lane_(threadIdx.x % 32),
-        row0_((threadIdx.x % 128) / 32 * 16 + lane_ / 4) {
+      : Base(p, s), wg_(static_cast<int>(threadIdx.x) / 128 - 1) {
     stage_tile_sinks(p_, s_.tile_sink, wg_, lane_, row0_);
   }
 
   __device__ void run_item(int token, int head0, int lo, int hi, int segment) {
-    ptx::mbarrier_wait(s_.q_full(), item_ & 1);
+    ptx::mbarrier_wait(s_.q_full(), this->item_ & 1);
     // Q arrives by TMA, or by cp.async when the map cannot describe q (issue_q_tile): the
     // cp.async writes are not the async proxy's, so order them before wgmma reads.
     ptx::fence_proxy_async_shared();
-    start_item();
-    const ItemRanges r(p_, token, lo, hi);
-    const int steps = ItemRanges::steps<C::BN>(r.main_lo, r.main_hi) +
-                      ItemRanges::steps<C::BN>(r.extra_lo, r.extra_hi);
+    this->start_item();
+    const int steps = ItemRanges(p_, token, lo, hi).total_steps<C::BN>();
     if (steps > 0) {
       float s[16];  // S of the step being consumed
-      wait_stage();
-      issue_s<0, C::D_BLOCKS>(s);
+      this->wait_stage();
+      this->template issue_s<0, C::D_BLOCKS>(s, s_cols0());
       scan_v();
-      wait_s(s);
+      this->wait_s(s);
 #pragma unroll 1
       for (int i = 0; i < steps; ++i) consume_step(s, i + 1 < steps);
     } else {
       ptx::mbarrier_arrive(s_.q_empty());  // no S to wait for
     }
-    finish(token, head0, segment);
-    ++item_;
+    this->finish(token, head0, segment, wg_);
+    ++this->item_;
   }
 
  private:
-  // Waits for the stage of step step_ (ordering its copies before wgmma reads them).
-  __device__ void wait_stage() {
-    const int stage = step_ % C::STAGES;
-    ptx::mbarrier_wait(s_.full(stage), (step_ / C::STAGES) & 1);
-    // bf16 rows arrive by cp.async, whose writes no producer thread waited for and fenced:
-    // order them (and the dequantized stores) before this thread's wgmma reads.
-    ptx::fence_proxy_async_shared();
-  }
-
-  // Issues d_qk blocks [KB0, KB1) of step step_'s S[:, 32 wg_ : 32 wg_ + 32] = Q·K^T.
-  template <int KB0, int KB1>
-  __device__ void issue_s(float (&s)[16]) {
-    issue_s_blocks<C, KB0, KB1>(s, s_.q, s_.stage(step_ % C::STAGES) + wg_ * C::S_COLS * 128);
-  }
-
-  __device__ void wait_s(float (&s)[16]) {
-    ptx::wgmma_wait<0>();
-    ptx::wgmma_fence_operands(s);
-  }
+  // This consumer's first KV row (S column) of a step.
+  __device__ int s_cols0() const { return wg_ * C::S_COLS; }
 
   // The |V| scan of step step_'s stage, published per warp for both consumers' bound.
   __device__ void scan_v() {
@@ -365,7 +348,7 @@ class Consumer : OnlineSoftmaxRows {
 
     // Online softmax over this consumer's 32 columns; the row max spans both consumers.
     float mx[2];
-    mask_and_row_max<C::S_COLS / 8>(s, s_.valid + stage * C::BN + wg_ * C::S_COLS, lane_,
+    mask_and_row_max<C::S_COLS / 8>(s, s_.valid + stage * C::BN + s_cols0(), lane_,
                                     p_.scale_log2, mx);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -382,13 +365,14 @@ class Consumer : OnlineSoftmaxRows {
     }
     float alpha[2];
     // some row of this thread moved its maximum: O needs rescaling
-    const bool moved = softmax_step<C::S_COLS / 8>(s, step_max, alpha);
+    const bool moved = this->template softmax_step<C::S_COLS / 8>(s, step_max, alpha);
     store_p(s, /*residual=*/false);
 
     // The step's verdict (p_rounding.hpp): without the residual, would every thread of both
     // consumers stay within its rounding budget?
     float err_new[2][2];
-    const bool over = rounding_over_budget<C::S_COLS / 8>(s, alpha, v_bound, err_new);
+    const bool over =
+        this->template rounding_over_budget<C::S_COLS / 8>(s, alpha, v_bound, err_new);
     const bool warp_over = __any_sync(0xffffffffu, over);
     if (lane_ == 0) s_.needs_residual[threadIdx.x / 32 - 4] = warp_over;
     ptx::fence_proxy_async_shared();
@@ -397,64 +381,29 @@ class Consumer : OnlineSoftmaxRows {
     const uint4 verdict1 = ptx::ld_shared_u4(s_.needs_residual + 4);
     const bool residual = (verdict0.x | verdict0.y | verdict0.z | verdict0.w | verdict1.x |
                            verdict1.y | verdict1.z | verdict1.w) != 0;
-    settle_rounding(residual, alpha, err_new);
+    this->settle_rounding(residual, alpha, err_new);
 
-    scale_rows(o_, alpha, moved);
-    issue_pv(tile);
+    scale_rows(this->o_, alpha, moved);
+    this->issue_pv(tile, wg_);
 
     if (residual) {
       // Both consumers are done reading P before it is overwritten by the residual.
-      wait_pv<0>();
+      this->template wait_pv<0>();
       ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
       store_p(s, /*residual=*/true);
       ptx::fence_proxy_async_shared();
       ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
-      issue_pv(tile);
+      this->issue_pv(tile, wg_);
     }
-    ++step_;
-    if (has_next) {
-      // One block of the next S queued behind the product keeps the tensor cores busy; the
-      // stage is released as soon as the product is done, then the rest of S is issued.
-      wait_stage();
-      issue_s<0, 1>(s);
-      wait_pv<1>();  // this step's products, not the S just queued
-      ptx::mbarrier_arrive(s_.empty(stage));
-      issue_s<1, C::D_BLOCKS>(s);
-      scan_v();  // the next stage's V, while its S runs
-      wait_s(s);
-    } else {
-      wait_pv<0>();
-      ptx::mbarrier_arrive(s_.empty(stage));
-    }
+    this->next_step(s, stage, has_next, s_cols0(), [&] { scan_v(); });
   }
 
   // P (or its residual p - bf16(p)) as bf16 into this consumer's 32 columns of the P tile.
   __device__ void store_p(const float (&pv)[16], bool residual) {
-    store_p_columns<C::S_COLS / 8>(s_.p, pv, wg_ * C::S_COLS, lane_, row0_, residual);
+    store_p_columns<C::S_COLS / 8>(s_.p, pv, s_cols0(), lane_, row0_, residual);
   }
 
-  // Issues O[:, 256 wg_ : 256 wg_ + 256] += P·V as one wgmma group; wait_pv<N> waits until at
-  // most N later groups are pending.
-  __device__ void issue_pv(const uint8_t* tile) { issue_pv_half<C>(o_, s_.p, tile, wg_); }
-
-  template <int N>
-  __device__ void wait_pv() {
-    ptx::wgmma_wait<N>();
-    ptx::wgmma_fence_operands(o_);
-  }
-
-  __device__ void finish(int token, int head0, int segment) {
-    write_item_results(p_, s_.row_sum, s_.tile_sink, C::BAR_ID_CONSUMERS, wg_, lane_, row0_, o_,
-                       top_, l_, token, head0, segment);
-  }
-
-  const AttendParams& p_;
-  const SharedState<C>& s_;
-  const int wg_;    // consumer index: 0 or 1
-  const int lane_;
-  const int row0_;  // this thread's first accumulator row (head offset); the second is +8
-  int step_ = 0;
-  int item_ = 0;
+  const int wg_;  // consumer index: 0 or 1
 };
 
 // One CTA per (work unit, head tile), the head tile fastest so the CTAs of one token run
