@@ -118,25 +118,27 @@ TEST(GpuBadInput, ATooSmallWorkspaceFailsAndWritesNothing) {
   EXPECT_TRUE(outputs_untouched(p));
 }
 
-// Sets SMLA_BACKEND for a scope and puts the process's own value back after it (ctest runs
-// this suite under SMLA_BACKEND=portable and =hopper).
-class ForcedBackend {
+// Sets an environment variable for a scope and puts the process's own value back after it
+// (ctest runs this suite under SMLA_BACKEND=portable and =hopper, and with
+// SMLA_HOPPER_CONSUMERS=s-owner).
+class ScopedEnv {
  public:
-  explicit ForcedBackend(const char* name) {
-    if (const char* value = std::getenv("SMLA_BACKEND")) saved_ = value;
-    setenv("SMLA_BACKEND", name, 1);
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) saved_ = old;
+    setenv(name, value, 1);
   }
-  ~ForcedBackend() {
+  ~ScopedEnv() {
     if (saved_) {
-      setenv("SMLA_BACKEND", saved_->c_str(), 1);
+      setenv(name_, saved_->c_str(), 1);
     } else {
-      unsetenv("SMLA_BACKEND");
+      unsetenv(name_);
     }
   }
-  ForcedBackend(const ForcedBackend&) = delete;
-  ForcedBackend& operator=(const ForcedBackend&) = delete;
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
 
  private:
+  const char* name_;
   std::optional<std::string> saved_;
 };
 
@@ -149,7 +151,7 @@ TEST(GpuBadInput, ForcingTheHopperPathNeverFallsBack) {
   s.h_q = 8;
   Problem p(s);
   DeviceProblem d(p);
-  const ForcedBackend forced("hopper");
+  const ScopedEnv forced("SMLA_BACKEND", "hopper");
   size_t bytes = 0;
   const Status sized = attend_workspace_size(d.args(), &bytes);
   if (!hopper_compiled()) {
@@ -164,6 +166,27 @@ TEST(GpuBadInput, ForcingTheHopperPathNeverFallsBack) {
                             "unset SMLA_BACKEND"}));
   }
   EXPECT_EQ(attend(d.args(), Workspace{}).code(), sized.code());
+  SMLA_CUDA_ASSERT(cudaDeviceSynchronize());
+  d.download_outputs(p);
+  EXPECT_TRUE(outputs_untouched(p));
+}
+
+// An unknown consumer design is refused before anything runs, naming the variable; the
+// Hopper path reads it, so only a call that path takes can see it.
+TEST(GpuBadInput, AnUnknownHopperConsumerDesignIsRejected) {
+  SMLA_REQUIRE_GPU();
+  Problem p(small_spec());  // fp8_v32: the kernel of quantized pools, which has both designs
+  DeviceProblem d(p);
+  const ScopedEnv forced("SMLA_BACKEND", "hopper");
+  AttendScratch scratch;
+  if (!scratch.allocate(d.args()).ok()) {
+    GTEST_SKIP() << "the Hopper path does not run this call here (no sm_90 device or no "
+                    "sm_90a kernels), and only it reads SMLA_HOPPER_CONSUMERS";
+  }
+  const ScopedEnv roles("SMLA_HOPPER_CONSUMERS", "s_owner");
+  EXPECT_TRUE(fails_with(attend(d.args(), scratch.ws()),
+                         StatusCode::invalid_argument,
+                         {"SMLA_HOPPER_CONSUMERS", "halves or s-owner", "'s_owner'"}));
   SMLA_CUDA_ASSERT(cudaDeviceSynchronize());
   d.download_outputs(p);
   EXPECT_TRUE(outputs_untouched(p));

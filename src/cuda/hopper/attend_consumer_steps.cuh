@@ -121,6 +121,33 @@ class ConsumerBase : protected OnlineSoftmaxRows {
         lane_(threadIdx.x % 32),
         row0_((threadIdx.x % 128) / 32 * 16 + lane_ / 4) {}
 
+  // The steps of an item for a consumer that computes S (R accumulator registers, KV rows
+  // from s_row0): waits for the item's Q, issues the first S (`while_s` runs while it does),
+  // then calls consume(s, has_next) per step, which consumes the step and queues the next S;
+  // an item without steps frees Q at once. Returns the item's step count.
+  template <int R, class WhileS, class Consume>
+  __device__ int consume_item(int token, int lo, int hi, int s_row0, WhileS&& while_s,
+                              Consume&& consume) {
+    ptx::mbarrier_wait(s_.q_full(), item_ & 1);
+    // Q arrives by TMA, or by cp.async when the map cannot describe q (issue_q_tile): the
+    // cp.async writes are not the async proxy's, so order them before wgmma reads.
+    ptx::fence_proxy_async_shared();
+    start_item();
+    const int steps = ItemRanges(p_, token, lo, hi).total_steps<C::BN>();
+    if (steps > 0) {
+      float s[R];  // S of the step being consumed
+      wait_stage();
+      issue_s<0, C::D_BLOCKS>(s, s_row0);
+      while_s();
+      wait_s(s);
+#pragma unroll 1
+      for (int i = 0; i < steps; ++i) consume(s, i + 1 < steps);
+    } else {
+      ptx::mbarrier_arrive(s_.q_empty());  // no S to wait for
+    }
+    return steps;
+  }
+
   // Waits for the stage of step step_ (ordering its copies before wgmma reads them).
   __device__ void wait_stage() {
     const int stage = step_ % C::STAGES;

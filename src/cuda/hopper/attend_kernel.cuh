@@ -36,6 +36,7 @@
 #include "cuda/hopper/attend_common.cuh"
 #include "cuda/hopper/attend_config.cuh"
 #include "cuda/hopper/attend_consumer_steps.cuh"
+#include "cuda/hopper/attend_s_owner.cuh"
 #include "cuda/hopper/attend_shared_state.cuh"
 #include "cuda/hopper/attend_variants.hpp"
 #include "cuda/hopper/kv_groups.cuh"
@@ -288,11 +289,7 @@ template <class MainRows, class ExtraRows>
 class Consumer : ConsumerBase<HopperConfig<MainRows, ExtraRows>> {
   using C = HopperConfig<MainRows, ExtraRows>;
   using Base = ConsumerBase<C>;
-  using Base::lane_;
-  using Base::p_;
-  using Base::row0_;
-  using Base::s_;
-  using Base::step_;
+  using Base::lane_, Base::p_, Base::row0_, Base::s_, Base::step_;
 
  public:
   __device__ Consumer(const AttendParams& p, const SharedState<C>& s)
@@ -301,23 +298,9 @@ class Consumer : ConsumerBase<HopperConfig<MainRows, ExtraRows>> {
   }
 
   __device__ void run_item(int token, int head0, int lo, int hi, int segment) {
-    ptx::mbarrier_wait(s_.q_full(), this->item_ & 1);
-    // Q arrives by TMA, or by cp.async when the map cannot describe q (issue_q_tile): the
-    // cp.async writes are not the async proxy's, so order them before wgmma reads.
-    ptx::fence_proxy_async_shared();
-    this->start_item();
-    const int steps = ItemRanges(p_, token, lo, hi).total_steps<C::BN>();
-    if (steps > 0) {
-      float s[16];  // S of the step being consumed
-      this->wait_stage();
-      this->template issue_s<0, C::D_BLOCKS>(s, s_cols0());
-      scan_v();
-      this->wait_s(s);
-#pragma unroll 1
-      for (int i = 0; i < steps; ++i) consume_step(s, i + 1 < steps);
-    } else {
-      ptx::mbarrier_arrive(s_.q_empty());  // no S to wait for
-    }
+    this->template consume_item<16>(
+        token, lo, hi, s_cols0(), [&] { scan_v(); },
+        [&](float(&s)[16], bool has_next) { consume_step(s, has_next); });
     this->finish(token, head0, segment, wg_);
     ++this->item_;
   }
@@ -408,13 +391,15 @@ class Consumer : ConsumerBase<HopperConfig<MainRows, ExtraRows>> {
 
 // One CTA per (work unit, head tile), the head tile fastest so the CTAs of one token run
 // together and share its rows in L2. A work unit walks every units-th token (one-pass) or
-// the segments of a plan partition (split), in order.
-template <class MainRows, class ExtraRows>
+// the segments of a plan partition (split), in order. kRoles picks the consumers: two halves
+// (Consumer) or an S owner and a P·V helper (attend_s_owner.cuh).
+template <class MainRows, class ExtraRows, ConsumerRoles kRoles>
 __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
     hopper_attend_kernel(const __grid_constant__ AttendParams p,
                          const __grid_constant__ QTileMap q_map) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = HopperConfig<MainRows, ExtraRows>;
+  constexpr bool kSOwner = kRoles == ConsumerRoles::s_owner;
   extern __shared__ __align__(16) uint8_t smem_raw[];
   uint8_t* base = smem_raw + ((1024 - ptx::smem_u32(smem_raw) % 1024) % 1024);
   const SharedState<C> s(base);
@@ -424,32 +409,44 @@ __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
       ptx::mbarrier_init(s.empty(i), C::CONSUMER_THREADS);
     }
     ptx::mbarrier_init(s.q_full(), 128);
-    ptx::mbarrier_init(s.q_empty(), C::CONSUMER_THREADS);
+    // The warpgroups that read Q: both halves, or the S owner alone.
+    ptx::mbarrier_init(s.q_empty(), kSOwner ? 128 : C::CONSUMER_THREADS);
   }
   __syncthreads();
   if (threadIdx.x < 128) {
     ptx::setmaxnreg_dec<C::PRODUCER_REGS>();
     Producer<MainRows, ExtraRows> producer(p, q_map, s);
     run_items(p, producer);
-  } else {
+  } else if constexpr (!kSOwner) {
     ptx::setmaxnreg_inc<C::CONSUMER_REGS>();
     Consumer<MainRows, ExtraRows> consumer(p, s);
     run_items(p, consumer);
+  } else if (threadIdx.x < 256) {
+    ptx::setmaxnreg_inc<C::S_OWNER_REGS>();
+    SOwner<MainRows, ExtraRows> owner(p, s);
+    run_items(p, owner);
+  } else {
+    ptx::setmaxnreg_dec<C::HELPER_REGS>();
+    PvHelper<MainRows, ExtraRows> helper(p, s);
+    run_items(p, helper);
   }
 #endif
 }
 
-template <class MainRows, class ExtraRows>
+template <class MainRows, class ExtraRows, ConsumerRoles kRoles>
 Status launch_attend(const AttendParams& p, int units, cudaStream_t stream) {
   using C = HopperConfig<MainRows, ExtraRows>;
   return launch_attend_kernel<C::THREADS, C::SMEM_BYTES, C::D>(
-      hopper_attend_kernel<MainRows, ExtraRows>, "hopper_attend_kernel", p, units, stream);
+      hopper_attend_kernel<MainRows, ExtraRows, kRoles>, "hopper_attend_kernel", p, units,
+      stream);
 }
 
 template <class MainRows, class ExtraRows>
 AttendVariant make_attend_variant() {
-  return AttendVariant{&launch_attend<MainRows, ExtraRows>,
-                       HopperConfig<MainRows, ExtraRows>::SMEM_BYTES};
+  AttendVariant v{&launch_attend<MainRows, ExtraRows, ConsumerRoles::halves>,
+                  HopperConfig<MainRows, ExtraRows>::SMEM_BYTES};
+  v.launch_s_owner = &launch_attend<MainRows, ExtraRows, ConsumerRoles::s_owner>;
+  return v;
 }
 
 }  // namespace smla::hopper

@@ -12,11 +12,19 @@
 
 namespace smla::hopper {
 
+// The consumer design of the kernel of quantized pools (attend_kernel.cuh): two halves, each
+// computing half of S and half of O (the default), or an S owner and a P·V helper
+// (attend_s_owner.cuh), which SMLA_HOPPER_CONSUMERS=s-owner picks while it is measured.
+enum class ConsumerRoles { halves, s_owner };
+
 struct AttendVariant {
   portable::AttendLaunch launch;
   int smem_bytes;
   // The kernel takes per-slot |V| bounds (AttendParams::main_v_bounds): the block-pair kernel.
   bool reads_v_bounds = false;
+  // The same kernel with ConsumerRoles::s_owner; nullptr where there is no such design (the
+  // block-pair kernel).
+  portable::AttendLaunch launch_s_owner = nullptr;
 };
 
 // One per main format: the variant of (main, extra), or nullptr when this build lacks it.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "cuda/hopper/attend_variants.hpp"
@@ -107,6 +108,24 @@ bool tables_fit(const AttendArgs& a, size_t reserved) {
   return reserved > 0 && 4 * static_cast<size_t>(pool_slots(a)) <= reserved;
 }
 
+// The launch of `variant` that SMLA_HOPPER_CONSUMERS picks, read per call as SMLA_BACKEND
+// is: unset or "halves", the default consumer design of the kernel of quantized pools;
+// "s-owner", its S owner and P·V helper (attend_s_owner.cuh), while that design is measured.
+// Variants of the block-pair kernel have one design, which either value runs.
+Status choose_launch(const AttendVariant& variant, portable::AttendLaunch* launch) {
+  const char* env = std::getenv("SMLA_HOPPER_CONSUMERS");
+  const std::string roles = env != nullptr ? env : "";
+  if (!roles.empty() && roles != "halves" && roles != "s-owner") {
+    return Status(StatusCode::invalid_argument,
+                  "smla::attend: environment variable SMLA_HOPPER_CONSUMERS: expected halves "
+                  "or s-owner (or unset), got '" +
+                      roles + "'");
+  }
+  const bool s_owner = roles == "s-owner" && variant.launch_s_owner != nullptr;
+  *launch = s_owner ? variant.launch_s_owner : variant.launch;
+  return Status::success();
+}
+
 }  // namespace
 
 std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceInfo& info) {
@@ -164,6 +183,8 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
   }
   if (tokens(args) == 0) return Status::success();
   const AttendVariant* variant = portable::find_variant(args, kVariants);
+  portable::AttendLaunch launch = nullptr;
+  if (Status st = choose_launch(*variant, &launch); !st.ok()) return st;
   portable::AttendParams p = portable::attend_params(args, s.head_tiles);
   const size_t table_bytes = v_bounds_bytes(args);
   if (tables_fit(args, table_bytes)) {
@@ -186,9 +207,9 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
   if (s.strategy == kOnePass) {
     // One CTA per SM at most, each walking every units-th token (for_each_item): the next
     // token's loads overlap the end of the last one instead of waiting for a new CTA.
-    return variant->launch(p, static_cast<int>(one_pass_units(args, s.head_tiles, info)), stream);
+    return launch(p, static_cast<int>(one_pass_units(args, s.head_tiles, info)), stream);
   }
-  return portable::run_split(args, p, plan_layout(args, s), ws, plan, variant->launch, stream);
+  return portable::run_split(args, p, plan_layout(args, s), ws, plan, launch, stream);
 }
 
 }  // namespace smla::hopper
