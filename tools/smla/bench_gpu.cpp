@@ -305,9 +305,15 @@ std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::strin
   BenchReport report;
   report.gpu = true;
   const char* forced = std::getenv("SMLA_BACKEND");
+  // The Hopper kernel of quantized pools has two consumer designs while they are measured
+  // (docs/hopper-path.md): a log must say which one it timed.
+  const char* consumers = std::getenv("SMLA_HOPPER_CONSUMERS");
   report.backend = "cuda:0 " + device.name + " (cc " + std::to_string(device.cc_major) + "." +
                    std::to_string(device.cc_minor) + ", " + std::to_string(device.sm_count) +
-                   " SMs; SMLA_BACKEND=" + (forced ? forced : "auto") + ")";
+                   " SMs; SMLA_BACKEND=" + (forced ? forced : "auto") +
+                   (consumers != nullptr ? std::string("; SMLA_HOPPER_CONSUMERS=") + consumers
+                                         : std::string()) +
+                   ")";
   {
     Timer timer(stream);
     report.ceilings = measure_ceilings(stream, timer, reps);
