@@ -21,6 +21,9 @@
 //     stage while S runs; with P's actual bf16 rounding it bounds what rounding P costs out,
 //     and a step that would take the bound past its budget also adds (P - bf16(P))·V
 //     (p_rounding.hpp).
+// A second consumer design, one S owner and a P·V helper (attend_s_owner.cuh), is compiled
+// beside this one (ConsumerRoles) and runs with SMLA_HOPPER_CONSUMERS=s-owner while the two
+// are measured against each other.
 // One-pass mode writes the final bf16 out / lse / max_logits; split mode (a plan is given)
 // writes f32 partials per segment for the portable combine kernel. The results are a pure
 // function of the inputs and the plan: every sum runs in a fixed order.

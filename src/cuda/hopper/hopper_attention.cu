@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "cuda/hopper/attend_variants.hpp"
@@ -114,15 +115,16 @@ bool tables_fit(const AttendArgs& a, size_t reserved) {
 // Variants of the block-pair kernel have one design, which either value runs.
 Status choose_launch(const AttendVariant& variant, portable::AttendLaunch* launch) {
   const char* env = std::getenv("SMLA_HOPPER_CONSUMERS");
-  const std::string roles = env != nullptr ? env : "";
-  if (!roles.empty() && roles != "halves" && roles != "s-owner") {
+  const bool set = env != nullptr && env[0] != '\0';
+  const bool s_owner = set && std::strcmp(env, "s-owner") == 0;
+  if (set && !s_owner && std::strcmp(env, "halves") != 0) {
     return Status(StatusCode::invalid_argument,
-                  "smla::attend: environment variable SMLA_HOPPER_CONSUMERS: expected halves "
-                  "or s-owner (or unset), got '" +
-                      roles + "'");
+                  std::string("smla::attend: environment variable SMLA_HOPPER_CONSUMERS: "
+                              "expected halves or s-owner (or unset), got '") +
+                      env + "'");
   }
-  const bool s_owner = roles == "s-owner" && variant.launch_s_owner != nullptr;
-  *launch = s_owner ? variant.launch_s_owner : variant.launch;
+  *launch = s_owner && variant.launch_s_owner != nullptr ? variant.launch_s_owner
+                                                         : variant.launch;
   return Status::success();
 }
 
