@@ -30,11 +30,17 @@ runs=$(tr '\n' '|' <"$dir/runs")
 args="bench --backend hopper --rows decode"
 expected="unset $args|s-owner $args|unset $args|s-owner $args|"
 # '-' unsets the variable even where the caller's environment sets it (halves here).
-[ "$runs" = "$expected" ] || { echo "FAIL: runs '$runs', expected '$expected'"; failures=$((failures + 1)); }
+if [ "$runs" != "$expected" ]; then
+  echo "FAIL: runs '$runs', expected '$expected'"
+  failures=$((failures + 1))
+fi
 expect "one column per run" '^row .* +unset#1 +s-owner#1 +unset#2 +s-owner#2 *$' "$out"
 expect "each run's time" \
   '^decode b=2 .* +2\.00 \(10\.0\) +4\.00 \(5\.0\) +2\.00 \(10\.0\) +4\.00 \(5\.0\)' "$out"
-[ -s "$dir/logs/bench-s-owner-2.log" ] || { echo "FAIL: no log in OUT"; failures=$((failures + 1)); }
+if [ ! -s "$dir/logs/bench-s-owner-2.log" ]; then
+  echo "FAIL: no log in OUT"
+  failures=$((failures + 1))
+fi
 
 expect_exit "too few arguments" 2 "$ab" "$dir/smla" SMLA_HOPPER_CONSUMERS -
 expect_exit "ROUNDS not a number" 2 "$ab" "$dir/smla" SMLA_HOPPER_CONSUMERS - s-owner two

@@ -122,11 +122,11 @@ class ConsumerBase : protected OnlineSoftmaxRows {
         row0_((threadIdx.x % 128) / 32 * 16 + lane_ / 4) {}
 
   // The steps of an item for a consumer that computes S (R accumulator registers, KV rows
-  // from s_row0): waits for the item's Q, issues the first S (`while_s` runs while it does),
+  // from kv_row0): waits for the item's Q, issues the first S (`while_s` runs while it does),
   // then calls consume(s, has_next) per step, which consumes the step and queues the next S;
   // an item without steps frees Q at once. Returns the item's step count.
   template <int R, class WhileS, class Consume>
-  __device__ int consume_item(int token, int lo, int hi, int s_row0, WhileS&& while_s,
+  __device__ int consume_item(int token, int lo, int hi, int kv_row0, WhileS&& while_s,
                               Consume&& consume) {
     ptx::mbarrier_wait(s_.q_full(), item_ & 1);
     // Q arrives by TMA, or by cp.async when the map cannot describe q (issue_q_tile): the
@@ -137,7 +137,7 @@ class ConsumerBase : protected OnlineSoftmaxRows {
     if (steps > 0) {
       float s[R];  // S of the step being consumed
       wait_stage();
-      issue_s<0, C::D_BLOCKS>(s, s_row0);
+      issue_s<0, C::D_BLOCKS>(s, kv_row0);
       while_s();
       wait_s(s);
 #pragma unroll 1
@@ -157,11 +157,11 @@ class ConsumerBase : protected OnlineSoftmaxRows {
     ptx::fence_proxy_async_shared();
   }
 
-  // Issues d_qk blocks [KB0, KB1) of step step_'s S for the stage's KV rows from `row0` on
+  // Issues d_qk blocks [KB0, KB1) of step step_'s S for the stage's KV rows from `kv_row0` on
   // (issue_s_blocks).
   template <int KB0, int KB1, int R>
-  __device__ void issue_s(float (&s)[R], int row0) {
-    issue_s_blocks<C, KB0, KB1>(s, s_.q, s_.stage(step_ % C::STAGES) + row0 * 128);
+  __device__ void issue_s(float (&s)[R], int kv_row0) {
+    issue_s_blocks<C, KB0, KB1>(s, s_.q, s_.stage(step_ % C::STAGES) + kv_row0 * 128);
   }
 
   template <int R>
@@ -183,20 +183,21 @@ class ConsumerBase : protected OnlineSoftmaxRows {
   }
 
   // Ends the step of stage `stage` once its products are issued, and moves to the next:
-  // with a next step (`has_next`), one block of its S (this thread's KV rows from `row0`) is
+  // with a next step (`has_next`), one block of its S (its KV rows from `kv_row0`) is
   // queued behind the products to keep the tensor cores busy, the stage is released as soon
   // as the products are done, then the rest of S is issued and `while_s` runs while it does
   // (the next stage's |V| scan); without one, the products are waited for and the stage
   // released.
   template <int R, class WhileS>
-  __device__ void next_step(float (&s)[R], int stage, bool has_next, int row0, WhileS&& while_s) {
+  __device__ void next_step(float (&s)[R], int stage, bool has_next, int kv_row0,
+                            WhileS&& while_s) {
     ++step_;
     if (has_next) {
       wait_stage();
-      issue_s<0, 1>(s, row0);
+      issue_s<0, 1>(s, kv_row0);
       wait_pv<1>();  // this step's products, not the S just queued
       ptx::mbarrier_arrive(s_.empty(stage));
-      issue_s<1, C::D_BLOCKS>(s, row0);
+      issue_s<1, C::D_BLOCKS>(s, kv_row0);
       while_s();
       wait_s(s);
     } else {
