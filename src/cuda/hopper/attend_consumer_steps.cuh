@@ -185,23 +185,26 @@ class ConsumerBase : protected OnlineSoftmaxRows {
   // Ends the step of stage `stage` once its products are issued, and moves to the next:
   // with a next step (`has_next`), one block of its S (its KV rows from `kv_row0`) is
   // queued behind the products to keep the tensor cores busy, the stage is released as soon
-  // as the products are done, then the rest of S is issued and `while_s` runs while it does
+  // as the products are done (`products_done` runs then: what they read from registers may
+  // change from there on), then the rest of S is issued and `while_s` runs while it does
   // (the next stage's |V| scan); without one, the products are waited for and the stage
   // released.
-  template <int R, class WhileS>
+  template <int R, class ProductsDone, class WhileS>
   __device__ void next_step(float (&s)[R], int stage, bool has_next, int kv_row0,
-                            WhileS&& while_s) {
+                            ProductsDone&& products_done, WhileS&& while_s) {
     ++step_;
     if (has_next) {
       wait_stage();
       issue_s<0, 1>(s, kv_row0);
       wait_pv<1>();  // this step's products, not the S just queued
+      products_done();
       ptx::mbarrier_arrive(s_.empty(stage));
       issue_s<1, C::D_BLOCKS>(s, kv_row0);
       while_s();
       wait_s(s);
     } else {
       wait_pv<0>();
+      products_done();
       ptx::mbarrier_arrive(s_.empty(stage));
     }
   }

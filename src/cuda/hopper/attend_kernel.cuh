@@ -381,7 +381,7 @@ class Consumer : ConsumerBase<HopperConfig<MainRows, ExtraRows>> {
       ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
       this->issue_pv(tile, wg_);
     }
-    this->next_step(s, stage, has_next, s_cols0(), [&] { scan_v(); });
+    this->next_step(s, stage, has_next, s_cols0(), [] {}, [&] { scan_v(); });
   }
 
   // P (or its residual p - bf16(p)) as bf16 into this consumer's 32 columns of the P tile.

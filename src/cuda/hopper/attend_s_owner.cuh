@@ -3,9 +3,12 @@
 // unequal consumers, as FlashMLA's decode kernel has, in place of two halves.
 //   S owner (warpgroup 1, 232 registers): per step the whole S = Q·K^T by wgmma m64n64k16
 //     (Q read once per step, where two halves read it twice), the online softmax (a quad holds
-//     whole rows: no maxima exchange), the P-rounding verdict over its own threads, P (bf16)
-//     into the shared tile with the rows' largest scores and the verdict beside it, and
-//     O[:, 0:256) += P·V.
+//     whole rows: no maxima exchange), O[:, 0:256) += P·V with P from registers (issued
+//     right after the softmax), then, while that product runs, the P-rounding verdict over
+//     its own threads and P (bf16) into the shared tile with the rows' largest scores and the
+//     verdict beside it. P in f32 is dropped once split into its bf16 fragments, its
+//     residual's and its rounding sums (split_p_bf16x2): the owner then holds O, those two
+//     bf16 forms and the next S within its registers.
 //   P·V helper (warpgroup 2, 168 registers): per step the |V| scan of the stage when the
 //     producer does not bound V, then O[:, 256:512) += P·V from the owner's P, its rows'
 //     factor derived from the published largest scores.
@@ -14,7 +17,8 @@
 // its product has read P; the owner waits before every P it stores but an item's first, and
 // once at the item's end, so each item starts with no barrier half-arrived) and V_BOUND
 // (helper -> owner: the stage's |V| bound is published). A step that needs P's residual
-// hands over a second P, the residual, the same way.
+// hands over a second P, the residual, the same way, and the owner multiplies it from the
+// tile too.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -68,6 +72,19 @@ class SOwner : ConsumerBase<HopperConfig<MainRows, ExtraRows>> {
     float alpha[2];
     const bool moved = this->template softmax_step<C::BN / 8>(s, mx, alpha);
 
+    // P's bf16 fragments, its residual's and its rounding sums: P in f32 is not needed after
+    // this, so the owner holds O, P's two bf16 forms and then the next S.
+    uint32_t pa[16], residual_pa[16];
+    float rounding[2];
+    split_p_bf16x2(s, pa, residual_pa, rounding);
+
+    // The owner's product first, P from registers: the verdict and P's hand-over to the
+    // helper run while it does.
+    scale_rows(this->o_, alpha, moved);
+    ptx::wgmma_fence();
+    accumulate_pv_rs(this->o_, pa, v_desc(tile));
+    ptx::wgmma_commit();
+
     // The step's verdict (p_rounding.hpp) over the owner's threads: they hold all of P, so
     // their bounds of both d_v halves cover the helper's product too.
     if constexpr (!C::SCALE_BOUNDS) {
@@ -76,34 +93,42 @@ class SOwner : ConsumerBase<HopperConfig<MainRows, ExtraRows>> {
     float v_bound[2];
     s_.template v_bound<C::HELPER_WARPS>(stage, v_bound);
     float err_new[2][2];
-    const bool over = this->template rounding_over_budget<C::BN / 8>(s, alpha, v_bound, err_new);
+    const bool over = this->rounding_over_budget(rounding, alpha, v_bound, err_new);
 
-    store_p(s, /*residual=*/false);
-    // The vote's barrier also orders every owner thread's P before the owner's product.
+    hand_over_p(pa, /*with_tops=*/true);
     const bool residual = ptx::named_barrier_any(C::BAR_ID_OWNER, 128, over);
     if (threadIdx.x == 128) s_.needs_residual[0] = residual;
     ptx::named_barrier_arrive(C::BAR_ID_P_FULL, C::CONSUMER_THREADS);
     this->settle_rounding(residual, alpha, err_new);
 
-    scale_rows(this->o_, alpha, moved);
-    this->issue_pv(tile, kHalf);
     if (residual) {
-      this->template wait_pv<0>();  // the owner's product has read P
-      store_p(s, /*residual=*/true);
+      // The residual through the P tile for both halves; the owner's barrier orders every
+      // owner thread's stores before the owner's product reads them.
+      this->template wait_pv<0>();
+      ptx::wgmma_fence_operands(pa);
+      hand_over_p(residual_pa, /*with_tops=*/false);
       ptx::named_barrier_sync(C::BAR_ID_OWNER, 128);
       ptx::named_barrier_arrive(C::BAR_ID_P_FULL, C::CONSUMER_THREADS);
       this->issue_pv(tile, kHalf);
     }
-    this->next_step(s, stage, has_next, 0, [] {});
+    // pa lives until the product that reads it is waited for.
+    this->next_step(s, stage, has_next, 0, [&] { ptx::wgmma_fence_operands(pa); }, [] {});
   }
 
-  // P (or its residual) into the P tile once the helper's product has read the previous one,
-  // with the rows' largest scores for the helper's factors (the residual's are unchanged).
-  __device__ void store_p(const float (&pv)[32], bool residual) {
+  // The V operand of the owner's half of d_v in the stage `tile`.
+  __device__ static uint64_t v_desc(const uint8_t* tile) {
+    return ptx::sw128_desc(tile + (C::DV_COLS / 64) * kHalf * C::BLOCK_BYTES, C::BLOCK_BYTES,
+                           1024);
+  }
+
+  // P's bf16 fragments `frag` (P's or its residual's) into the P tile once the helper's
+  // product has read the previous one, with the rows' largest scores for the helper's factors
+  // (`with_tops`; a residual's are those of its P).
+  __device__ void hand_over_p(const uint32_t (&frag)[16], bool with_tops) {
     if (p_handed_over_) ptx::named_barrier_sync(C::BAR_ID_P_EMPTY, C::CONSUMER_THREADS);
     p_handed_over_ = true;
-    store_p_columns<C::BN / 8>(s_.p, pv, 0, lane_, row0_, residual);
-    if (!residual && lane_ % 4 == 0) {
+    store_p_tile(s_.p, row0_, lane_, [&](int i) { return frag[i]; });
+    if (with_tops && lane_ % 4 == 0) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) s_.row_max[row0_ + 8 * h] = this->top_[h];
     }

@@ -405,7 +405,7 @@ class PairConsumer : OnlineSoftmaxRows {
     if (__any_sync(0xffffffffu, moved)) {
 #pragma unroll
       for (int j = 0; j < 32; ++j) s[j] *= scale[(j >> 1) & 1];
-      pack_bf16(s, pa);
+      pack_p_bf16x2(s, pa);
       rounding[0] = rounding_of(s, pa, 0);
       rounding[1] = rounding_of(s, pa, 1);
     }
@@ -546,7 +546,7 @@ class PairConsumer : OnlineSoftmaxRows {
       }
       l_[h] += sum;
     }
-    pack_bf16(s, pa);
+    pack_p_bf16x2(s, pa);
     rounding[0] = rounding_of(s, pa, 0);
     rounding[1] = rounding_of(s, pa, 1);
   }
@@ -563,11 +563,6 @@ class PairConsumer : OnlineSoftmaxRows {
       err_[0][h] *= alpha[h];
       err_[1][h] *= alpha[h];
     }
-  }
-  // P as bf16x2 A fragments: pa[4 kk + r] for the k16 slice kk (ptx::wgmma_m64n256k16_rs_bt).
-  __device__ static void pack_bf16(const float (&s)[32], uint32_t (&pa)[16]) {
-#pragma unroll
-    for (int i = 0; i < 16; ++i) pa[i] = ptx::float2_to_bf16x2_rn(s[2 * i], s[2 * i + 1]);
   }
   // Fragment i of the residual p - bf16(p), itself as bf16.
   __device__ static uint32_t residual_bf16x2(const float (&s)[32], int i) {
@@ -600,14 +595,7 @@ class PairConsumer : OnlineSoftmaxRows {
   // 2), columns 8 (i / 2) + 2 (lane % 4) + {0, 1}) into this consumer's swizzled P buffer.
   template <class Fragment>
   __device__ void store_p_tile(Fragment&& fragment) const {
-    // Row r's 8-column group j sits at chunk j ^ (r % 8); rows row0_ and row0_ + 8 share r % 8.
-    const uint32_t base =
-        ptx::opaque(ptx::smem_u32(s_.p(c_)) + row0_ * 128 + 4 * (lane_ % 4));
-    const uint32_t phase = ptx::opaque(row0_ % 8);
-#pragma unroll
-    for (int i = 0; i < 16; ++i) {
-      ptx::st_shared_u32(base + (i % 2) * 8 * 128 + (((i / 2) ^ phase) << 4), fragment(i));
-    }
+    hopper::store_p_tile(s_.p(c_), row0_, lane_, fragment);
   }
   __device__ bool any_flag(int c) const {
     const uint4 f = ptx::ld_shared_u4(s_.flags() + 4 * c);

@@ -11,6 +11,7 @@
 #include "cuda/hopper/p_rounding.hpp"
 #include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/fast_math.cuh"
+#include "cuda/ptx/ldmatrix.cuh"
 #include "cuda/ptx/shared_load.cuh"
 
 namespace smla::hopper {
@@ -26,6 +27,47 @@ __device__ __forceinline__ float bf16x2_rounding(float x, float y, uint32_t pack
 __device__ __forceinline__ uint32_t bf16x2_residual(float x, float y, uint32_t packed) {
   return ptx::float2_to_bf16x2_rn(x - __uint_as_float(packed << 16),
                                   y - __uint_as_float(packed & 0xFFFF0000u));
+}
+
+// P of an m64n64 fragment (32 f32) as the bf16x2 A fragments of P·V with A from registers:
+// pa[4 kk + r] for the k16 slice kk (ptx::wgmma_m64n256k16_rs_bt).
+__device__ __forceinline__ void pack_p_bf16x2(const float (&s)[32], uint32_t (&pa)[16]) {
+#pragma unroll
+  for (int i = 0; i < 16; ++i) pa[i] = ptx::float2_to_bf16x2_rn(s[2 * i], s[2 * i + 1]);
+}
+
+// P of an m64n64 fragment (32 f32) in the forms a step hands on once P in f32 is gone: hi, its
+// bf16x2 A fragments (pack_p_bf16x2's), lo, the residual p - bf16(p) as bf16x2 in the same
+// layout, and per row h the sum of |p - bf16(p)| over this thread's columns (fragment i is
+// row h = i % 2).
+__device__ __forceinline__ void split_p_bf16x2(const float (&s)[32], uint32_t (&hi)[16],
+                                               uint32_t (&lo)[16], float (&rounding)[2]) {
+  rounding[0] = rounding[1] = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    const float x = s[2 * i];
+    const float y = s[2 * i + 1];
+    hi[i] = ptx::float2_to_bf16x2_rn(x, y);
+    rounding[i % 2] += bf16x2_rounding(x, y, hi[i]);
+    lo[i] = bf16x2_residual(x, y, hi[i]);
+  }
+}
+
+// Stores the 16 bf16x2 fragments of a 64-column P into a swizzled [64][64] bf16 tile:
+// fragment(i) holds an m64n64 fragment's registers 2i and 2i + 1, row row0 + 8 (i % 2),
+// columns 8 (i / 2) + 2 (lane % 4) + {0, 1}. Row r's 8-column group j sits at chunk j ^ (r % 8),
+// and rows row0 and row0 + 8 share r % 8. The base address and the swizzle phase are made
+// here and opaque to the compiler: hoisted out of a step loop, ptxas spilled them and
+// reloaded them right before the stores.
+template <class Fragment>
+__device__ __forceinline__ void store_p_tile(uint8_t* p_tile, int row0, int lane,
+                                             Fragment&& fragment) {
+  const uint32_t base = ptx::opaque(ptx::smem_u32(p_tile) + row0 * 128 + 4 * (lane % 4));
+  const uint32_t phase = ptx::opaque(row0 % 8);
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    ptx::st_shared_u32(base + (i % 2) * 8 * 128 + (((i / 2) ^ phase) << 4), fragment(i));
+  }
 }
 
 // Scales S (J blocks of 8 columns) to the exp2 domain, -inf where valid[column] is 0 (valid
@@ -153,19 +195,29 @@ struct OnlineSoftmaxRows {
   template <int J>
   __device__ bool rounding_over_budget(const float (&p)[4 * J], const float (&alpha)[2],
                                        const float (&v_bound)[2], float (&err_new)[2][2]) const {
-    bool over = false;
+    float rounding[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      float rounding = 0.0f;  // sum of |p - bf16(p)| over this thread's columns of the row
+      rounding[h] = 0.0f;  // sum of |p - bf16(p)| over this thread's columns of the row
 #pragma unroll
       for (int j = 0; j < J; ++j) {
         const float x = p[4 * j + 2 * h];
         const float y = p[4 * j + 2 * h + 1];
-        rounding += bf16x2_rounding(x, y, ptx::float2_to_bf16x2_rn(x, y));
+        rounding[h] += bf16x2_rounding(x, y, ptx::float2_to_bf16x2_rn(x, y));
       }
+    }
+    return rounding_over_budget(rounding, alpha, v_bound, err_new);
+  }
+
+  // The same from this thread's rounding sums per row (`rounding`, computed where P was).
+  __device__ bool rounding_over_budget(const float (&rounding)[2], const float (&alpha)[2],
+                                       const float (&v_bound)[2], float (&err_new)[2][2]) const {
+    bool over = false;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
-        err_new[c][h] = err_[c][h] * alpha[h] + rounding * v_bound[c];
+        err_new[c][h] = err_[c][h] * alpha[h] + rounding[h] * v_bound[c];
         over |= !within_rounding_budget(err_new[c][h], l_[h]);
       }
     }
