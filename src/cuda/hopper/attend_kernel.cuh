@@ -452,4 +452,14 @@ AttendVariant make_attend_variant() {
   return v;
 }
 
+// `pair`, a block-pair variant of bf16 pools (make_pair_attend_variant), with this kernel's S
+// owner on the same pools as its S-owner launch: SMLA_HOPPER_CONSUMERS=s-owner then runs the
+// S owner on bf16 calls too (the prefill anchors), so one switch measures the design
+// against both default kernels.
+template <int D>
+AttendVariant with_bf16_s_owner(AttendVariant pair) {
+  pair.launch_s_owner = &launch_attend<Bf16Groups<D>, Bf16Groups<D>, ConsumerRoles::s_owner>;
+  return pair;
+}
+
 }  // namespace smla::hopper

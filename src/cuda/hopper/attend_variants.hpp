@@ -20,10 +20,10 @@ enum class ConsumerRoles { halves, s_owner };
 struct AttendVariant {
   portable::AttendLaunch launch;
   int smem_bytes;
-  // The kernel takes per-slot |V| bounds (AttendParams::main_v_bounds): the block-pair kernel.
+  // `launch` takes per-slot |V| bounds (AttendParams::main_v_bounds): the block-pair kernel.
   bool reads_v_bounds = false;
-  // The same kernel with ConsumerRoles::s_owner; nullptr where there is no such design (the
-  // block-pair kernel).
+  // The kernel of quantized pools with ConsumerRoles::s_owner on the same pools (for bf16
+  // pools in place of the block-pair kernel, which has one design); it reads no bounds.
   portable::AttendLaunch launch_s_owner = nullptr;
 };
 

@@ -111,8 +111,8 @@ bool tables_fit(const AttendArgs& a, size_t reserved) {
 
 // The launch of `variant` that SMLA_HOPPER_CONSUMERS picks, read per call as SMLA_BACKEND
 // is: unset or "halves", the default consumer design of the kernel of quantized pools;
-// "s-owner", its S owner and P·V helper (attend_s_owner.cuh), while that design is measured.
-// Variants of the block-pair kernel have one design, which either value runs.
+// "s-owner", its S owner and P·V helper (attend_s_owner.cuh), while that design is measured,
+// on bf16 pools too (AttendVariant::launch_s_owner).
 Status choose_launch(const AttendVariant& variant, portable::AttendLaunch* launch) {
   const char* env = std::getenv("SMLA_HOPPER_CONSUMERS");
   const bool set = env != nullptr && env[0] != '\0';
@@ -188,8 +188,10 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
   portable::AttendLaunch launch = nullptr;
   if (Status st = choose_launch(*variant, &launch); !st.ok()) return st;
   portable::AttendParams p = portable::attend_params(args, s.head_tiles);
+  // The room for bounds tables is the variant's whatever the launch (the workspace size does
+  // not depend on SMLA_HOPPER_CONSUMERS); only the launch that reads them gets them.
   const size_t table_bytes = v_bounds_bytes(args);
-  if (tables_fit(args, table_bytes)) {
+  if (tables_fit(args, table_bytes) && launch == variant->launch) {
     auto* table = static_cast<uint32_t*>(ws.data);
     p.main_v_bounds = table;
     if (Status st = launch_v_bounds(p.main, portable::d_qk(args), table, stream); !st.ok()) {
