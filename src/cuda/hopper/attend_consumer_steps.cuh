@@ -49,14 +49,20 @@ __device__ __forceinline__ void issue_s_blocks(float (&s)[R], const uint8_t* q,
   ptx::wgmma_commit();
 }
 
-// Issues O[:, 256 half : 256 half + 256] += P·V, V = d_v blocks [4 half, 4 half + 4) of the
-// stage `tile`, P the whole shared P tile, as one wgmma group.
+// The descriptor of V's d_v half `half` in the stage `tile`: d_v blocks [4 half, 4 half + 4)
+// of the K tile, read MN-major (the B of O[:, 256 half : 256 half + 256] += P·V).
+template <class C>
+__device__ __forceinline__ uint64_t v_half_desc(const uint8_t* tile, int half) {
+  return ptx::sw128_desc(tile + (C::DV_COLS / 64) * half * C::BLOCK_BYTES, C::BLOCK_BYTES, 1024);
+}
+
+// Issues O[:, 256 half : 256 half + 256] += P·V, V the d_v half of the stage `tile`, P the
+// whole shared P tile, as one wgmma group.
 template <class C>
 __device__ __forceinline__ void issue_pv_half(float (&o)[128], const uint8_t* p_tile,
                                               const uint8_t* tile, int half) {
   const uint64_t p_desc = ptx::opaque_desc(ptx::sw128_desc(p_tile, 0, 1024));
-  const uint64_t v_desc =
-      ptx::sw128_desc(tile + (C::DV_COLS / 64) * half * C::BLOCK_BYTES, C::BLOCK_BYTES, 1024);
+  const uint64_t v_desc = v_half_desc<C>(tile, half);
   ptx::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < C::BN / 16; ++kk) {

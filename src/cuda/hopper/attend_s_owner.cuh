@@ -82,7 +82,7 @@ class SOwner : ConsumerBase<HopperConfig<MainRows, ExtraRows>> {
     // helper run while it does.
     scale_rows(this->o_, alpha, moved);
     ptx::wgmma_fence();
-    accumulate_pv_rs(this->o_, pa, v_desc(tile));
+    accumulate_pv_rs(this->o_, pa, v_half_desc<C>(tile, kHalf));
     ptx::wgmma_commit();
 
     // The step's verdict (p_rounding.hpp) over the owner's threads: they hold all of P, so
@@ -113,12 +113,6 @@ class SOwner : ConsumerBase<HopperConfig<MainRows, ExtraRows>> {
     }
     // pa lives until the product that reads it is waited for.
     this->next_step(s, stage, has_next, 0, [&] { ptx::wgmma_fence_operands(pa); }, [] {});
-  }
-
-  // The V operand of the owner's half of d_v in the stage `tile`.
-  __device__ static uint64_t v_desc(const uint8_t* tile) {
-    return ptx::sw128_desc(tile + (C::DV_COLS / 64) * kHalf * C::BLOCK_BYTES, C::BLOCK_BYTES,
-                           1024);
   }
 
   // P's bf16 fragments `frag` (P's or its residual's) into the P tile once the helper's
