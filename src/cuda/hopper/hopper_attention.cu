@@ -109,11 +109,17 @@ bool tables_fit(const AttendArgs& a, size_t reserved) {
   return reserved > 0 && 4 * static_cast<size_t>(pool_slots(a)) <= reserved;
 }
 
+// A launch of a variant, and whether it reads per-slot |V| bounds tables.
+struct ChosenLaunch {
+  portable::AttendLaunch launch = nullptr;
+  bool reads_v_bounds = false;
+};
+
 // The launch of `variant` that SMLA_HOPPER_CONSUMERS picks, read per call as SMLA_BACKEND
 // is: unset or "halves", the default consumer design of the kernel of quantized pools;
 // "s-owner", its S owner and P·V helper (attend_s_owner.cuh), while that design is measured,
-// on bf16 pools too (AttendVariant::launch_s_owner).
-Status choose_launch(const AttendVariant& variant, portable::AttendLaunch* launch) {
+// on bf16 pools too (AttendVariant::launch_s_owner, which reads no tables).
+Status choose_launch(const AttendVariant& variant, ChosenLaunch* chosen) {
   const char* env = std::getenv("SMLA_HOPPER_CONSUMERS");
   const bool set = env != nullptr && env[0] != '\0';
   const bool s_owner = set && std::strcmp(env, "s-owner") == 0;
@@ -123,8 +129,11 @@ Status choose_launch(const AttendVariant& variant, portable::AttendLaunch* launc
                               "expected halves or s-owner (or unset), got '") +
                       env + "'");
   }
-  *launch = s_owner && variant.launch_s_owner != nullptr ? variant.launch_s_owner
-                                                         : variant.launch;
+  if (s_owner && variant.launch_s_owner != nullptr) {
+    *chosen = {variant.launch_s_owner, false};
+  } else {
+    *chosen = {variant.launch, variant.reads_v_bounds};
+  }
   return Status::success();
 }
 
@@ -185,13 +194,13 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
   }
   if (tokens(args) == 0) return Status::success();
   const AttendVariant* variant = portable::find_variant(args, kVariants);
-  portable::AttendLaunch launch = nullptr;
-  if (Status st = choose_launch(*variant, &launch); !st.ok()) return st;
+  ChosenLaunch chosen;
+  if (Status st = choose_launch(*variant, &chosen); !st.ok()) return st;
   portable::AttendParams p = portable::attend_params(args, s.head_tiles);
   // The room for bounds tables is the variant's whatever the launch (the workspace size does
-  // not depend on SMLA_HOPPER_CONSUMERS); only the launch that reads them gets them.
+  // not depend on SMLA_HOPPER_CONSUMERS); only a launch that reads them gets them.
   const size_t table_bytes = v_bounds_bytes(args);
-  if (tables_fit(args, table_bytes) && launch == variant->launch) {
+  if (chosen.reads_v_bounds && tables_fit(args, table_bytes)) {
     auto* table = static_cast<uint32_t*>(ws.data);
     p.main_v_bounds = table;
     if (Status st = launch_v_bounds(p.main, portable::d_qk(args), table, stream); !st.ok()) {
@@ -211,9 +220,10 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
   if (s.strategy == kOnePass) {
     // One CTA per SM at most, each walking every units-th token (for_each_item): the next
     // token's loads overlap the end of the last one instead of waiting for a new CTA.
-    return launch(p, static_cast<int>(one_pass_units(args, s.head_tiles, info)), stream);
+    return chosen.launch(p, static_cast<int>(one_pass_units(args, s.head_tiles, info)),
+                         stream);
   }
-  return portable::run_split(args, p, plan_layout(args, s), ws, plan, launch, stream);
+  return portable::run_split(args, p, plan_layout(args, s), ws, plan, chosen.launch, stream);
 }
 
 }  // namespace smla::hopper
