@@ -119,8 +119,8 @@ TEST(GpuBadInput, ATooSmallWorkspaceFailsAndWritesNothing) {
 }
 
 // Sets an environment variable for a scope and puts the process's own value back after it
-// (ctest runs this suite under SMLA_BACKEND=portable and =hopper, and with
-// SMLA_HOPPER_CONSUMERS=s-owner).
+// (ctest runs this suite under SMLA_BACKEND=portable and =hopper, and with the Hopper design
+// switches).
 class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
@@ -171,22 +171,37 @@ TEST(GpuBadInput, ForcingTheHopperPathNeverFallsBack) {
   EXPECT_TRUE(outputs_untouched(p));
 }
 
-// An unknown consumer design is refused before anything runs, naming the variable; the
-// Hopper path reads it, so only a call that path takes can see it.
-TEST(GpuBadInput, AnUnknownHopperConsumerDesignIsRejected) {
+// An unknown design is refused before anything runs, naming the variable; the Hopper path
+// reads the design switches, so only a call that path takes can see them.
+TEST(GpuBadInput, AnUnknownHopperDesignIsRejected) {
   SMLA_REQUIRE_GPU();
-  Problem p(small_spec());  // fp8_v32: the kernel of quantized pools, which has both designs
+  Problem p(small_spec());  // fp8_v32: the kernel of quantized pools, which has every design
   DeviceProblem d(p);
   const ScopedEnv forced("SMLA_BACKEND", "hopper");
   AttendScratch scratch;
   if (!scratch.allocate(d.args()).ok()) {
     GTEST_SKIP() << "the Hopper path does not run this call here (no sm_90 device or no "
-                    "sm_90a kernels), and only it reads SMLA_HOPPER_CONSUMERS";
+                    "sm_90a kernels), and only it reads SMLA_HOPPER_CONSUMERS and "
+                    "SMLA_HOPPER_PRODUCER";
   }
-  const ScopedEnv roles("SMLA_HOPPER_CONSUMERS", "s_owner");
-  EXPECT_TRUE(fails_with(attend(d.args(), scratch.ws()),
-                         StatusCode::invalid_argument,
-                         {"SMLA_HOPPER_CONSUMERS", "halves or s-owner", "'s_owner'"}));
+  struct Case {
+    const char* consumers;
+    const char* producer;
+    std::vector<std::string> message;
+  };
+  const Case cases[] = {
+      {"s_owner", "in-step", {"SMLA_HOPPER_CONSUMERS", "halves or s-owner", "'s_owner'"}},
+      {"s-owner", "ahead", {"SMLA_HOPPER_PRODUCER", "in-step or load-ahead", "'ahead'"}},
+      {"halves", "load_ahead",
+       {"SMLA_HOPPER_PRODUCER", "in-step or load-ahead", "'load_ahead'"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.consumers) + " / " + c.producer);
+    const ScopedEnv consumers("SMLA_HOPPER_CONSUMERS", c.consumers);
+    const ScopedEnv producer("SMLA_HOPPER_PRODUCER", c.producer);
+    EXPECT_TRUE(fails_with(attend(d.args(), scratch.ws()), StatusCode::invalid_argument,
+                           c.message));
+  }
   SMLA_CUDA_ASSERT(cudaDeviceSynchronize());
   d.download_outputs(p);
   EXPECT_TRUE(outputs_untouched(p));

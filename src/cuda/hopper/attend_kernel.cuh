@@ -23,7 +23,9 @@
 //     (p_rounding.hpp).
 // A second consumer design, one S owner and a P·V helper (attend_s_owner.cuh), is compiled
 // beside this one (ConsumerRoles) and runs with SMLA_HOPPER_CONSUMERS=s-owner while the two
-// are measured against each other.
+// are measured against each other; SMLA_HOPPER_PRODUCER=load-ahead likewise runs a producer
+// that loads a step's quantized pieces during the step before (ProducerLoads::ahead), with
+// either consumer design.
 // One-pass mode writes the final bf16 out / lse / max_logits; split mode (a plan is given)
 // writes f32 partials per segment for the portable combine kernel. The results are a pure
 // function of the inputs and the plan: every sum runs in a fixed order.
@@ -61,8 +63,9 @@ namespace smla::hopper {
 // round k (k = 0, 1), taking its 16-byte pieces l / 8 + 4 j. Each lane resolves its rows' slots
 // and addresses itself (no shuffles), and issues both rows' loads before the first conversion.
 // The eight lanes of one part store eight consecutive rows' same group: eight different banks
-// of the 128-byte swizzle.
-template <class MainRows, class ExtraRows>
+// of the 128-byte swizzle. kLoads: a lane loads its quantized pieces within the step that
+// converts them, or a step ahead (produce_range_ahead).
+template <class MainRows, class ExtraRows, ProducerLoads kLoads>
 class Producer {
   using C = HopperConfig<MainRows, ExtraRows>;
   static constexpr int kLanesPerRow = 4;
@@ -155,6 +158,10 @@ class Producer {
   template <class Rows>
   __device__ void produce_range(const portable::PoolView& pool, const int32_t* idx, int lo,
                                 int hi) {
+    if constexpr (kLoads == ProducerLoads::ahead && Rows::kQuantPieces > 0) {
+      produce_range_ahead<Rows>(pool, idx, lo, hi);
+      return;
+    }
     const int steps = ItemRanges::steps<C::BN>(lo, hi);
     int32_t slot[kRounds];
 #pragma unroll
@@ -176,48 +183,109 @@ class Producer {
   template <class Rows>
   __device__ void produce_step(const portable::PoolView& pool, const int32_t (&slot)[kRounds],
                                const int32_t (&next)[kRounds]) {
-    const int stage = step_ % C::STAGES;
-    ptx::mbarrier_wait(s_.empty(stage), ((step_ / C::STAGES) & 1) ^ 1);
-    uint8_t* tile = s_.stage(stage);
-
     bool valid[kRounds];
     RowAddr addr[kRounds];
+    const int stage = claim_stage<Rows>(pool, slot, valid, addr);
+    uint8_t* tile = s_.stage(stage);
+    if constexpr (Rows::kQuantPieces > 0) prefetch_rows<Rows>(pool, next);
+#pragma unroll
+    for (int k = 0; k < kRounds; ++k) copy_pieces<Rows>(pool, tile, row_of(k), addr[k], valid[k]);
+    uint32_t scale_bits[2] = {0, 0};  // the largest |scale| of this lane's rows per d_v half
+    if constexpr (Rows::kQuantPieces > 0) {
+      RowPieces<Rows> pieces[kRounds];
+#pragma unroll
+      for (int k = 0; k < kRounds; ++k) load_row<Rows>(addr[k], valid[k], pieces[k]);
+#pragma unroll
+      for (int k = 0; k < kRounds; ++k) store_row<Rows>(pieces[k], tile, row_of(k), scale_bits);
+    }
+    hand_over_stage<Rows>(stage, scale_bits);
+  }
+
+  // The load-ahead form of produce_range (ProducerLoads::ahead): a lane's quantized pieces of
+  // step i + 1 load into the registers its conversion of step i has just freed, round by
+  // round, so their latency overlaps the rest of step i and the wait for the next free stage
+  // instead of sitting between a stage's release and its refill (the consumers then wait on a
+  // conversion only). The slot ids are read two steps ahead, so that a step's loads never
+  // wait for its ids, and the rows of the step after next are asked of L2 at the end of a
+  // step, once its ids have arrived. Pieces past the range are zeros, loaded from nowhere.
+  template <class Rows>
+  __device__ void produce_range_ahead(const portable::PoolView& pool, const int32_t* idx, int lo,
+                                      int hi) {
+    const int steps = ItemRanges::steps<C::BN>(lo, hi);
+    int32_t slot[kRounds], next[kRounds];
+    RowPieces<Rows> pieces[kRounds];
+#pragma unroll
+    for (int k = 0; k < kRounds; ++k) {
+      slot[k] = slot_at(idx, lo, hi, 0, k);
+      next[k] = slot_at(idx, lo, hi, 1, k);
+      load_slot<Rows>(pool, slot[k], pieces[k]);
+    }
+#pragma unroll 1
+    for (int i = 0; i < steps; ++i) {
+      int32_t after[kRounds];
+#pragma unroll
+      for (int k = 0; k < kRounds; ++k) after[k] = slot_at(idx, lo, hi, i + 2, k);
+      bool valid[kRounds];
+      RowAddr addr[kRounds];
+      const int stage = claim_stage<Rows>(pool, slot, valid, addr);
+      uint8_t* tile = s_.stage(stage);
+#pragma unroll
+      for (int k = 0; k < kRounds; ++k) {
+        copy_pieces<Rows>(pool, tile, row_of(k), addr[k], valid[k]);
+      }
+      uint32_t scale_bits[2] = {0, 0};
+#pragma unroll
+      for (int k = 0; k < kRounds; ++k) {
+        store_row<Rows>(pieces[k], tile, row_of(k), scale_bits);
+        load_slot<Rows>(pool, next[k], pieces[k]);
+      }
+      hand_over_stage<Rows>(stage, scale_bits);
+      prefetch_rows<Rows>(pool, after);
+#pragma unroll
+      for (int k = 0; k < kRounds; ++k) {
+        slot[k] = next[k];
+        next[k] = after[k];
+      }
+    }
+  }
+
+  // Waits until the ring stage of the next step is free, and resolves this lane's rows `slot`
+  // of it: whether each is valid (flagged in the stage for the consumers: an invalid entry
+  // becomes a zero row) and its addresses. Returns the stage.
+  template <class Rows>
+  __device__ int claim_stage(const portable::PoolView& pool, const int32_t (&slot)[kRounds],
+                             bool (&valid)[kRounds], RowAddr (&addr)[kRounds]) {
+    const int stage = step_ % C::STAGES;
+    ptx::mbarrier_wait(s_.empty(stage), ((step_ / C::STAGES) & 1) ^ 1);
 #pragma unroll
     for (int k = 0; k < kRounds; ++k) {
       valid[k] = slot[k] >= 0 && slot[k] < pool.slots;
       addr[k] = valid[k] ? Rows::row(pool, slot[k]) : RowAddr{};
       if (part_ == 0) s_.valid[stage * C::BN + row_of(k)] = valid[k];
     }
-    if constexpr (Rows::kQuantPieces > 0) {
-      // Part k asks L2 for its row of round k of the next step.
-      const int32_t ahead = part_ == 0 ? next[0] : next[1];
-      if (part_ < kRounds && ahead >= 0 && ahead < pool.slots) {
-        Rows::prefetch(Rows::row(pool, ahead));
-      }
+    return stage;
+  }
+
+  // Part k asks L2 for its row of round k of a later step, `slot`.
+  template <class Rows>
+  __device__ void prefetch_rows(const portable::PoolView& pool,
+                                const int32_t (&slot)[kRounds]) const {
+    const int32_t ahead = part_ == 0 ? slot[0] : slot[1];
+    if (part_ < kRounds && ahead >= 0 && ahead < pool.slots) {
+      Rows::prefetch(Rows::row(pool, ahead));
     }
-#pragma unroll
-    for (int k = 0; k < kRounds; ++k) copy_pieces<Rows>(pool, tile, row_of(k), addr[k], valid[k]);
+  }
+
+  // The stage's dequantized groups fenced for wgmma and their |V| bound published; the stage
+  // completes when this thread's copies have landed (and every producer thread has arrived,
+  // its valid flags and dequantized groups written); the consumers fence the copies for
+  // wgmma.
+  template <class Rows>
+  __device__ void hand_over_stage(int stage, const uint32_t (&scale_bits)[2]) {
     if constexpr (Rows::kQuantPieces > 0) {
-      RowPieces<Rows> pieces[kRounds];
-#pragma unroll
-      for (int k = 0; k < kRounds; ++k) load_row<Rows>(addr[k], valid[k], pieces[k]);
-      uint32_t scale_bits[2] = {0, 0};  // the largest |scale| of this lane's rows per d_v half
-#pragma unroll
-      for (int k = 0; k < kRounds; ++k) {
-        store_row<Rows>(pieces[k], tile, row_of(k));
-        if constexpr (C::SCALE_BOUNDS) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            scale_bits[h] = max(scale_bits[h], Rows::half_scale_bits(pieces[k].scales, h));
-          }
-        }
-      }
       ptx::fence_proxy_async_shared();
       if constexpr (C::SCALE_BOUNDS) publish_scale_bound<Rows>(stage, scale_bits);
     }
-    // The stage completes when this thread's copies have landed (and every producer thread
-    // has arrived, its valid flags and dequantized groups written); the consumers fence the
-    // copies for wgmma.
     ptx::cp_async_mbarrier_arrive(s_.full(stage));
     ptx::mbarrier_arrive(s_.full(stage));
     ++step_;
@@ -263,17 +331,33 @@ class Producer {
     }
     r.scales = valid ? Rows::load_scales(addr) : typename Rows::Scales{};
   }
-
-  // Dequantizes this lane's pieces of a row into tile row `row`. Piece part + 4 j is under
-  // scale 4 j / kPiecesPerScale: a constant once unrolled, whatever the lane's part.
+  // The same for the row of slot id `slot` (any int32: compared, never offset).
   template <class Rows>
-  __device__ void store_row(const RowPieces<Rows>& r, uint8_t* tile, int row) const {
+  __device__ void load_slot(const portable::PoolView& pool, int32_t slot,
+                            RowPieces<Rows>& r) const {
+    const bool valid = slot >= 0 && slot < pool.slots;
+    load_row<Rows>(valid ? Rows::row(pool, slot) : RowAddr{}, valid, r);
+  }
+
+  // Dequantizes this lane's pieces of a row into tile row `row`, and with C::SCALE_BOUNDS
+  // raises `scale_bits`, the largest |scale| of this lane's rows per d_v half, to the row's.
+  // Piece part + 4 j is under scale 4 j / kPiecesPerScale: a constant once unrolled, whatever
+  // the lane's part.
+  template <class Rows>
+  __device__ void store_row(const RowPieces<Rows>& r, uint8_t* tile, int row,
+                            uint32_t (&scale_bits)[2]) const {
 #pragma unroll
     for (int j = 0; j < RowPieces<Rows>::kCount; ++j) {
       const float scale = Rows::scale(r.scales, kLanesPerRow * j / Rows::kPiecesPerScale);
       Rows::convert(r.bits[j], scale, part_ + kLanesPerRow * j, [&](int g, uint4 bits) {
         *reinterpret_cast<uint4*>(tile + tile_chunk_offset(row, g)) = bits;
       });
+    }
+    if constexpr (C::SCALE_BOUNDS) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        scale_bits[h] = max(scale_bits[h], Rows::half_scale_bits(r.scales, h));
+      }
     }
   }
 
@@ -395,8 +479,9 @@ class Consumer : ConsumerBase<HopperConfig<MainRows, ExtraRows>> {
 // One CTA per (work unit, head tile), the head tile fastest so the CTAs of one token run
 // together and share its rows in L2. A work unit walks every units-th token (one-pass) or
 // the segments of a plan partition (split), in order. kRoles picks the consumers: two halves
-// (Consumer) or an S owner and a P·V helper (attend_s_owner.cuh).
-template <class MainRows, class ExtraRows, ConsumerRoles kRoles>
+// (Consumer) or an S owner and a P·V helper (attend_s_owner.cuh); kLoads when the producer
+// loads quantized pieces.
+template <class MainRows, class ExtraRows, ConsumerRoles kRoles, ProducerLoads kLoads>
 __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
     hopper_attend_kernel(const __grid_constant__ AttendParams p,
                          const __grid_constant__ QTileMap q_map) {
@@ -418,7 +503,7 @@ __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
   __syncthreads();
   if (threadIdx.x < 128) {
     ptx::setmaxnreg_dec<C::PRODUCER_REGS>();
-    Producer<MainRows, ExtraRows> producer(p, q_map, s);
+    Producer<MainRows, ExtraRows, kLoads> producer(p, q_map, s);
     run_items(p, producer);
   } else if constexpr (!kSOwner) {
     ptx::setmaxnreg_inc<C::CONSUMER_REGS>();
@@ -436,19 +521,24 @@ __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
 #endif
 }
 
-template <class MainRows, class ExtraRows, ConsumerRoles kRoles>
+template <class MainRows, class ExtraRows, ConsumerRoles kRoles,
+          ProducerLoads kLoads = ProducerLoads::in_step>
 Status launch_attend(const AttendParams& p, int units, cudaStream_t stream) {
   using C = HopperConfig<MainRows, ExtraRows>;
   return launch_attend_kernel<C::THREADS, C::SMEM_BYTES, C::D>(
-      hopper_attend_kernel<MainRows, ExtraRows, kRoles>, "hopper_attend_kernel", p, units,
-      stream);
+      hopper_attend_kernel<MainRows, ExtraRows, kRoles, kLoads>, "hopper_attend_kernel", p,
+      units, stream);
 }
 
 template <class MainRows, class ExtraRows>
 AttendVariant make_attend_variant() {
   AttendVariant v{&launch_attend<MainRows, ExtraRows, ConsumerRoles::halves>,
                   HopperConfig<MainRows, ExtraRows>::SMEM_BYTES};
+  v.launch_load_ahead =
+      &launch_attend<MainRows, ExtraRows, ConsumerRoles::halves, ProducerLoads::ahead>;
   v.launch_s_owner = &launch_attend<MainRows, ExtraRows, ConsumerRoles::s_owner>;
+  v.launch_s_owner_load_ahead =
+      &launch_attend<MainRows, ExtraRows, ConsumerRoles::s_owner, ProducerLoads::ahead>;
   return v;
 }
 
@@ -459,6 +549,7 @@ AttendVariant make_attend_variant() {
 template <int D>
 AttendVariant with_bf16_s_owner(AttendVariant pair) {
   pair.launch_s_owner = &launch_attend<Bf16Groups<D>, Bf16Groups<D>, ConsumerRoles::s_owner>;
+  pair.launch_s_owner_load_ahead = pair.launch_s_owner;  // bf16 rows are copied, not loaded
   return pair;
 }
 

@@ -115,24 +115,43 @@ struct ChosenLaunch {
   bool reads_v_bounds = false;
 };
 
-// The launch of `variant` that SMLA_HOPPER_CONSUMERS picks, read per call as SMLA_BACKEND
-// is: unset or "halves", the default consumer design of the kernel of quantized pools;
-// "s-owner", its S owner and P·V helper (attend_s_owner.cuh), while that design is measured,
-// on bf16 pools too (AttendVariant::launch_s_owner, which reads no tables).
-Status choose_launch(const AttendVariant& variant, ChosenLaunch* chosen) {
-  const char* env = std::getenv("SMLA_HOPPER_CONSUMERS");
+// Which of two values environment variable `name` names: false for unset, empty or
+// `first`, true for `second`; anything else is an invalid_argument error.
+Status read_design_switch(const char* name, const char* first, const char* second,
+                          bool* is_second) {
+  const char* env = std::getenv(name);
   const bool set = env != nullptr && env[0] != '\0';
-  const bool s_owner = set && std::strcmp(env, "s-owner") == 0;
-  if (set && !s_owner && std::strcmp(env, "halves") != 0) {
-    return Status(StatusCode::invalid_argument,
-                  std::string("smla::attend: environment variable SMLA_HOPPER_CONSUMERS: "
-                              "expected halves or s-owner (or unset), got '") +
-                      env + "'");
+  *is_second = set && std::strcmp(env, second) == 0;
+  if (set && !*is_second && std::strcmp(env, first) != 0) {
+    return Status(StatusCode::invalid_argument, std::string("smla::attend: environment variable ") +
+                                                    name + ": expected " + first + " or " +
+                                                    second + " (or unset), got '" + env + "'");
+  }
+  return Status::success();
+}
+
+// The launch of `variant` that the design switches pick, read per call as SMLA_BACKEND is,
+// while the designs are measured:
+//   SMLA_HOPPER_CONSUMERS: unset or "halves", the default consumer design of the kernel of
+//     quantized pools; "s-owner", its S owner and P·V helper (attend_s_owner.cuh), on bf16
+//     pools too (AttendVariant::launch_s_owner, which reads no tables);
+//   SMLA_HOPPER_PRODUCER: unset or "in-step", the default producer; "load-ahead", the producer
+//     that loads quantized pieces a step ahead (ProducerLoads::ahead), with either design.
+Status choose_launch(const AttendVariant& variant, ChosenLaunch* chosen) {
+  bool s_owner = false, load_ahead = false;
+  if (Status st = read_design_switch("SMLA_HOPPER_CONSUMERS", "halves", "s-owner", &s_owner);
+      !st.ok()) {
+    return st;
+  }
+  if (Status st =
+          read_design_switch("SMLA_HOPPER_PRODUCER", "in-step", "load-ahead", &load_ahead);
+      !st.ok()) {
+    return st;
   }
   if (s_owner && variant.launch_s_owner != nullptr) {
-    *chosen = {variant.launch_s_owner, false};
+    *chosen = {load_ahead ? variant.launch_s_owner_load_ahead : variant.launch_s_owner, false};
   } else {
-    *chosen = {variant.launch, variant.reads_v_bounds};
+    *chosen = {load_ahead ? variant.launch_load_ahead : variant.launch, variant.reads_v_bounds};
   }
   return Status::success();
 }

@@ -725,7 +725,9 @@ Status launch_pair_attend(const AttendParams& p, int units, cudaStream_t stream)
 
 template <int D>
 AttendVariant make_pair_attend_variant() {
-  return AttendVariant{&launch_pair_attend<D>, PairConfig<D>::SMEM_BYTES, true};
+  // bf16 rows are copied, not loaded into registers: no load-ahead form.
+  return AttendVariant{&launch_pair_attend<D>, PairConfig<D>::SMEM_BYTES, true,
+                       &launch_pair_attend<D>};
 }
 
 }  // namespace smla::hopper
