@@ -11,7 +11,7 @@
 #include "cuda/hopper/p_rounding.hpp"
 #include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/fast_math.cuh"
-#include "cuda/ptx/ldmatrix.cuh"
+#include "cuda/ptx/ldmatrix.cuh"  // smem_u32
 #include "cuda/ptx/shared_load.cuh"
 
 namespace smla::hopper {
