@@ -2,17 +2,18 @@
 // can show that outputs do not depend on it.
 #pragma once
 
-#include <cstdlib>
 #include <string>
+
+#include "common/scoped_env.hpp"
 
 namespace smla::test {
 
 class ScopedThreads {
  public:
-  explicit ScopedThreads(int n) { setenv("SMLA_CPU_THREADS", std::to_string(n).c_str(), 1); }
-  ~ScopedThreads() { unsetenv("SMLA_CPU_THREADS"); }
-  ScopedThreads(const ScopedThreads&) = delete;
-  ScopedThreads& operator=(const ScopedThreads&) = delete;
+  explicit ScopedThreads(int n) : env_("SMLA_CPU_THREADS", std::to_string(n).c_str()) {}
+
+ private:
+  ScopedEnv env_;
 };
 
 }  // namespace smla::test

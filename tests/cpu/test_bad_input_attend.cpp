@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/scoped_env.hpp"
 #include "test_bad_input_harness.hpp"
 
 namespace smla::test {
@@ -321,22 +322,8 @@ TEST(BadAttendDevice, CudaAlignmentRules) {
 
 // SMLA_BACKEND is read per call; restore it whatever the test does.
 class BackendEnv : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const char* v = std::getenv("SMLA_BACKEND");
-    had_ = v != nullptr;
-    if (had_) saved_ = v;
-  }
-  void TearDown() override {
-    if (had_)
-      setenv("SMLA_BACKEND", saved_.c_str(), 1);
-    else
-      unsetenv("SMLA_BACKEND");
-  }
-
  private:
-  bool had_ = false;
-  std::string saved_;
+  ScopedEnv backend_{"SMLA_BACKEND"};
 };
 
 TEST_F(BackendEnv, UnknownBackendNameIsRejected) {

@@ -4,11 +4,10 @@
 // path), and write nothing.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/scoped_env.hpp"
 #include "common/workload.hpp"
 #include "gpu/gpu_harness.hpp"
 
@@ -117,30 +116,6 @@ TEST(GpuBadInput, ATooSmallWorkspaceFailsAndWritesNothing) {
   d.download_outputs(p);
   EXPECT_TRUE(outputs_untouched(p));
 }
-
-// Sets an environment variable for a scope and puts the process's own value back after it
-// (ctest runs this suite under SMLA_BACKEND=portable and =hopper, and with the Hopper design
-// switches).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) saved_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (saved_) {
-      setenv(name_, saved_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> saved_;
-};
 
 // A forced path runs the call or fails saying why; it never hands the call to the other path.
 TEST(GpuBadInput, ForcingTheHopperPathNeverFallsBack) {
