@@ -33,6 +33,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -550,6 +551,9 @@ template <int D>
 AttendVariant with_bf16_s_owner(AttendVariant pair) {
   pair.launch_s_owner = &launch_attend<Bf16Groups<D>, Bf16Groups<D>, ConsumerRoles::s_owner>;
   pair.launch_s_owner_load_ahead = pair.launch_s_owner;  // bf16 rows are copied, not loaded
+  // why_not_covered checks one figure for every launch the switches may pick.
+  using SOwnerConfig = HopperConfig<Bf16Groups<D>, Bf16Groups<D>>;
+  pair.smem_bytes = std::max(pair.smem_bytes, SOwnerConfig::SMEM_BYTES);
   return pair;
 }
 

@@ -24,7 +24,7 @@ enum class ProducerLoads { in_step, ahead };
 
 struct AttendVariant {
   portable::AttendLaunch launch;
-  int smem_bytes;
+  int smem_bytes;  // the most dynamic shared memory any of its launches takes
   // `launch` takes per-slot |V| bounds (AttendParams::main_v_bounds): the block-pair kernel.
   bool reads_v_bounds = false;
   // `launch` with ProducerLoads::ahead, which reads the bounds if `launch` does (for bf16
