@@ -27,8 +27,8 @@ struct HopperConfig {
   // Register split (setmaxnreg; ptxas allocates each role within its own count): the launch
   // cap is 65536 / 384 rounded down to 8 = 168 per thread, and 128 * 104 + 256 * 200 = 384 *
   // 168. The producer's 104 hold a lane's pieces of two quantized rows (2 x 8 x 16 bytes) in
-  // flight, from one step to the next with ProducerLoads::ahead too (fp8_v32 spills 8 more
-  // bytes there); the consumers spill below 200.
+  // flight, from one step to the next with ProducerLoads::ahead too (where only fp8_v32 beside
+  // the halves spills in the step loop: docs/hopper-path.md); the consumers spill below 200.
   static constexpr int PRODUCER_REGS = 104;
   static constexpr int CONSUMER_REGS = 200;
   static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= THREADS * 168);
