@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tools/bench-table on two hand-written `smla bench` logs: rows joined by shape across the
 # logs, "-" for a row one log lacks, FAIL and "not run" instead of a ratio, the geometric
-# mean over the passing rows only, the host seconds line, and exit code 2 for a bad argument. Run by ctest
-# (tests/CMakeLists.txt).
+# mean over the passing rows only (all, prefill, decode), the host seconds line, and exit code
+# 2 for a bad argument. Run by ctest (tests/CMakeLists.txt).
 #
 # Usage: test_bench_table.sh BENCH_TABLE
 set -u
@@ -35,6 +35,10 @@ expect "a failed check" '^decode b=2 .* +2\.00 \(10\.0\) +FAIL *$' "$out"
 expect "a row the path does not cover, missing from the second log" '^decode b=64 .*h_q=40.* +not run +- *$' "$out"
 # 0.50 and 2.00 in the first log; 1.00 alone in the second (its FAIL row does not count).
 expect "geometric means" '^geometric mean of the ratios +1\.000 \(2 rows\) +1\.000 \(1 rows\)' "$out"
+# Per kind: the first log's prefill row 0.50 and decode row 2.00; the second log has no
+# passing decode row.
+expect "prefill geometric means" '^geometric mean, prefill rows +0\.500 \(1 rows\) +1\.000 \(1 rows\)' "$out"
+expect "decode geometric means" '^geometric mean, decode rows +2\.000 \(1 rows\) +- *$' "$out"
 # The second log predates the host-time line.
 expect "host seconds" '^host s: data / checks / timed runs +31\.5 / 4\.2 / 1\.7 +- *$' "$out"
 
