@@ -146,42 +146,6 @@ TEST(GpuBadInput, ForcingTheHopperPathNeverFallsBack) {
   EXPECT_TRUE(outputs_untouched(p));
 }
 
-// An unknown design is refused before anything runs, naming the variable; the Hopper path
-// reads the design switches, so only a call that path takes can see them.
-TEST(GpuBadInput, AnUnknownHopperDesignIsRejected) {
-  SMLA_REQUIRE_GPU();
-  Problem p(small_spec());  // fp8_v32: the kernel of quantized pools, which has every design
-  DeviceProblem d(p);
-  const ScopedEnv forced("SMLA_BACKEND", "hopper");
-  AttendScratch scratch;
-  if (!scratch.allocate(d.args()).ok()) {
-    GTEST_SKIP() << "the Hopper path does not run this call here (no sm_90 device or no "
-                    "sm_90a kernels), and only it reads SMLA_HOPPER_CONSUMERS and "
-                    "SMLA_HOPPER_PRODUCER";
-  }
-  struct Case {
-    const char* consumers;
-    const char* producer;
-    std::vector<std::string> message;
-  };
-  const Case cases[] = {
-      {"s_owner", "in-step", {"SMLA_HOPPER_CONSUMERS", "halves or s-owner", "'s_owner'"}},
-      {"s-owner", "ahead", {"SMLA_HOPPER_PRODUCER", "in-step or load-ahead", "'ahead'"}},
-      {"halves", "load_ahead",
-       {"SMLA_HOPPER_PRODUCER", "in-step or load-ahead", "'load_ahead'"}},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(std::string(c.consumers) + " / " + c.producer);
-    const ScopedEnv consumers("SMLA_HOPPER_CONSUMERS", c.consumers);
-    const ScopedEnv producer("SMLA_HOPPER_PRODUCER", c.producer);
-    EXPECT_TRUE(fails_with(attend(d.args(), scratch.ws()), StatusCode::invalid_argument,
-                           c.message));
-  }
-  SMLA_CUDA_ASSERT(cudaDeviceSynchronize());
-  d.download_outputs(p);
-  EXPECT_TRUE(outputs_untouched(p));
-}
-
 TEST(GpuBadInput, FormatOpsRejectHostRowsMarkedCuda) {
   SMLA_REQUIRE_GPU();
   std::vector<uint8_t> rows_host(4 * 576 * 2, 0);

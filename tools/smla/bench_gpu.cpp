@@ -305,15 +305,9 @@ std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::strin
   BenchReport report;
   report.gpu = true;
   const char* forced = std::getenv("SMLA_BACKEND");
-  // The Hopper kernel of quantized pools has designs that switches pick while they are
-  // measured (docs/hopper-path.md): a log must say which one it timed.
-  std::string switches;
-  for (const char* name : {"SMLA_HOPPER_CONSUMERS", "SMLA_HOPPER_PRODUCER"}) {
-    if (const char* value = std::getenv(name)) switches += std::string("; ") + name + "=" + value;
-  }
   report.backend = "cuda:0 " + device.name + " (cc " + std::to_string(device.cc_major) + "." +
                    std::to_string(device.cc_minor) + ", " + std::to_string(device.sm_count) +
-                   " SMs; SMLA_BACKEND=" + (forced ? forced : "auto") + switches + ")";
+                   " SMs; SMLA_BACKEND=" + (forced ? forced : "auto") + ")";
   {
     Timer timer(stream);
     report.ceilings = measure_ceilings(stream, timer, reps);

@@ -10,9 +10,8 @@ namespace smla::hopper {
 
 const AttendVariant* attend_variant_bf16_512(KvFormat extra) {
 #if defined(SMLA_HOPPER_PATH)
-  // Both pools bf16: the block-pair kernel (pair_kernel.cuh), or with
-  // SMLA_HOPPER_CONSUMERS=s-owner the S owner of attend_kernel.cuh.
-  static const AttendVariant same = with_bf16_s_owner<512>(make_pair_attend_variant<512>());
+  // Both pools bf16: the block-pair kernel (pair_kernel.cuh).
+  static const AttendVariant same = make_pair_attend_variant<512>();
 #if defined(SMLA_KERNEL_PRESET_ALL)
   static const AttendVariant with_fp8_ds_mla = make_attend_variant<Bf16Groups<512>, Fp8DsMlaGroups>();
   static const AttendVariant with_int8_ds_mla = make_attend_variant<Bf16Groups<512>, Int8DsMlaGroups>();

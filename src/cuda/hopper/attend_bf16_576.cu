@@ -10,9 +10,8 @@ namespace smla::hopper {
 
 const AttendVariant* attend_variant_bf16_576(KvFormat extra) {
 #if defined(SMLA_HOPPER_PATH)
-  // Both pools bf16: the block-pair kernel (pair_kernel.cuh), or with
-  // SMLA_HOPPER_CONSUMERS=s-owner the S owner of attend_kernel.cuh.
-  static const AttendVariant same = with_bf16_s_owner<576>(make_pair_attend_variant<576>());
+  // Both pools bf16: the block-pair kernel (pair_kernel.cuh).
+  static const AttendVariant same = make_pair_attend_variant<576>();
 #if defined(SMLA_KERNEL_PRESET_ALL)
   static const AttendVariant with_fp8_v32 = make_attend_variant<Bf16Groups<576>, Fp8V32Groups>();
   if (extra == KvFormat::fp8_v32) return &with_fp8_v32;

@@ -184,19 +184,6 @@ __device__ __forceinline__ uint4 quad_columns_of_j(const uint32_t (&v)[4], int q
                : make_uint4(pair[0][0], pair[0][1], got0, got1);
 }
 
-// O (an m64n256 fragment) += P·V over 64 KV rows with P from registers (pa, pack_p_bf16x2 of
-// softmax_fragments.cuh) and V the MN-major operand of `v_desc` (ptx::sw128_desc): four wgmma
-// m64n256k16 of the group the caller opens (wgmma_fence) and closes (wgmma_commit). pa must
-// stay unchanged until the group is waited for (ptx::wgmma_fence_operands after the wait).
-__device__ __forceinline__ void accumulate_pv_rs(float (&o)[128], const uint32_t (&pa)[16],
-                                                 uint64_t v_desc) {
-#pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {
-    const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
-    ptx::wgmma_m64n256k16_rs_bt(o, a, ptx::desc_step(v_desc, kk * 16 * 128));
-  }
-}
-
 // Normalizes an item's O and writes its results (SPEC §1 for the final form; the split form
 // leaves the sink to the combine kernel). Called by the 256 consumer threads: consumer `half`
 // holds O[:, 256 half : 256 half + 256] (wgmma m64n256 fragment), its thread's rows row0 and

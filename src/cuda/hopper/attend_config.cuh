@@ -27,8 +27,7 @@ struct HopperConfig {
   // Register split (setmaxnreg; ptxas allocates each role within its own count): the launch
   // cap is 65536 / 384 rounded down to 8 = 168 per thread, and 128 * 104 + 256 * 200 = 384 *
   // 168. The producer's 104 hold a lane's pieces of two quantized rows (2 x 8 x 16 bytes) in
-  // flight, from one step to the next with ProducerLoads::ahead too (where only fp8_v32 beside
-  // the halves spills in the step loop: docs/hopper-path.md); the consumers spill below 200.
+  // flight; the consumers spill below 200.
   static constexpr int PRODUCER_REGS = 104;
   static constexpr int CONSUMER_REGS = 200;
   static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= THREADS * 168);
@@ -79,20 +78,6 @@ struct HopperConfig {
   // Named barriers (id 0 is __syncthreads).
   static constexpr int BAR_ID_CONSUMERS = 1;  // the 256 consumer threads
   static constexpr int CONSUMER_THREADS = 128 * CONSUMERS;
-
-  // The S-owner design (attend_s_owner.cuh): warpgroup 1 computes all of S and P and O[:,
-  // 0:256), warpgroup 2 O[:, 256:512) and the |V| scan. The owner holds S (32 f32) and its
-  // bf16 rounding beside O, the helper only O: 128 * (104 + 232 + 168) = 384 * 168.
-  static constexpr int S_OWNER_REGS = 232;
-  static constexpr int HELPER_REGS = 168;
-  static_assert(128 * (PRODUCER_REGS + S_OWNER_REGS + HELPER_REGS) <= THREADS * 168);
-  static constexpr int HELPER_WARPS = 4;  // the warps that scan V and publish it in v_max
-  // Its hand-offs, named barriers of the 256 consumer threads that one side arrives at and
-  // the other waits on, and the owner's own barrier (its vote; its P before its product).
-  static constexpr int BAR_ID_P_FULL = 2;   // owner -> helper: P, scores and verdict are in
-  static constexpr int BAR_ID_P_EMPTY = 3;  // helper -> owner: the helper's product read P
-  static constexpr int BAR_ID_V_BOUND = 4;  // helper -> owner: the stage's |V| scan is in
-  static constexpr int BAR_ID_OWNER = 5;    // the owner's 128 threads
 };
 
 }  // namespace smla::hopper

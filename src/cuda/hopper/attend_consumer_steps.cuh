@@ -1,7 +1,6 @@
-// The pieces of a consumer step of the Hopper kernel of quantized pools that both of its
-// consumer designs use (attend_kernel.cuh: two consumer halves; attend_s_owner.cuh: an S owner
-// and a P·V helper): the S and P·V products, P's store into the shared tile, the |V| scan and
-// the consumer state and waits around a step (ConsumerBase).
+// The pieces of a consumer step of the Hopper kernel of quantized pools (attend_kernel.cuh):
+// the S and P·V products, P's store into the shared tile, the |V| scan and the consumer state
+// and waits around a step (ConsumerBase).
 // Only compiled for sm_90a, as the wgmma wrappers they call.
 #pragma once
 

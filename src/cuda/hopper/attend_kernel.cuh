@@ -21,11 +21,6 @@
 //     stage while S runs; with P's actual bf16 rounding it bounds what rounding P costs out,
 //     and a step that would take the bound past its budget also adds (P - bf16(P))·V
 //     (p_rounding.hpp).
-// A second consumer design, one S owner and a P·V helper (attend_s_owner.cuh), is compiled
-// beside this one (ConsumerRoles) and runs with SMLA_HOPPER_CONSUMERS=s-owner while the two
-// are measured against each other; SMLA_HOPPER_PRODUCER=load-ahead likewise runs a producer
-// that loads a step's quantized pieces during the step before (ProducerLoads::ahead), with
-// either consumer design.
 // One-pass mode writes the final bf16 out / lse / max_logits; split mode (a plan is given)
 // writes f32 partials per segment for the portable combine kernel. The results are a pure
 // function of the inputs and the plan: every sum runs in a fixed order.
@@ -33,7 +28,6 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -42,7 +36,6 @@
 #include "cuda/hopper/attend_common.cuh"
 #include "cuda/hopper/attend_config.cuh"
 #include "cuda/hopper/attend_consumer_steps.cuh"
-#include "cuda/hopper/attend_s_owner.cuh"
 #include "cuda/hopper/attend_shared_state.cuh"
 #include "cuda/hopper/attend_variants.hpp"
 #include "cuda/hopper/kv_groups.cuh"
@@ -64,9 +57,8 @@ namespace smla::hopper {
 // round k (k = 0, 1), taking its 16-byte pieces l / 8 + 4 j. Each lane resolves its rows' slots
 // and addresses itself (no shuffles), and issues both rows' loads before the first conversion.
 // The eight lanes of one part store eight consecutive rows' same group: eight different banks
-// of the 128-byte swizzle. kLoads: a lane loads its quantized pieces within the step that
-// converts them, or a step ahead (produce_range_ahead).
-template <class MainRows, class ExtraRows, ProducerLoads kLoads>
+// of the 128-byte swizzle.
+template <class MainRows, class ExtraRows>
 class Producer {
   using C = HopperConfig<MainRows, ExtraRows>;
   static constexpr int kLanesPerRow = 4;
@@ -159,10 +151,6 @@ class Producer {
   template <class Rows>
   __device__ void produce_range(const portable::PoolView& pool, const int32_t* idx, int lo,
                                 int hi) {
-    if constexpr (kLoads == ProducerLoads::ahead && Rows::kQuantPieces > 0) {
-      produce_range_ahead<Rows>(pool, idx, lo, hi);
-      return;
-    }
     const int steps = ItemRanges::steps<C::BN>(lo, hi);
     int32_t slot[kRounds];
 #pragma unroll
@@ -200,54 +188,6 @@ class Producer {
       for (int k = 0; k < kRounds; ++k) store_row<Rows>(pieces[k], tile, row_of(k), scale_bits);
     }
     hand_over_stage<Rows>(stage, scale_bits);
-  }
-
-  // The load-ahead form of produce_range (ProducerLoads::ahead): a lane's quantized pieces of
-  // step i + 1 load into the registers its conversion of step i has just freed, round by
-  // round, so their latency overlaps the rest of step i and the wait for the next free stage
-  // instead of sitting between a stage's release and its refill (the consumers then wait on a
-  // conversion only). The slot ids are read two steps ahead, so that a step's loads never
-  // wait for its ids, and the rows of the step after next are asked of L2 at the end of a
-  // step, once its ids have arrived. Pieces past the range are zeros, loaded from nowhere.
-  template <class Rows>
-  __device__ void produce_range_ahead(const portable::PoolView& pool, const int32_t* idx, int lo,
-                                      int hi) {
-    const int steps = ItemRanges::steps<C::BN>(lo, hi);
-    int32_t slot[kRounds], next[kRounds];
-    RowPieces<Rows> pieces[kRounds];
-#pragma unroll
-    for (int k = 0; k < kRounds; ++k) {
-      slot[k] = slot_at(idx, lo, hi, 0, k);
-      next[k] = slot_at(idx, lo, hi, 1, k);
-      load_slot<Rows>(pool, slot[k], pieces[k]);
-    }
-#pragma unroll 1
-    for (int i = 0; i < steps; ++i) {
-      int32_t after[kRounds];
-#pragma unroll
-      for (int k = 0; k < kRounds; ++k) after[k] = slot_at(idx, lo, hi, i + 2, k);
-      bool valid[kRounds];
-      RowAddr addr[kRounds];
-      const int stage = claim_stage<Rows>(pool, slot, valid, addr);
-      uint8_t* tile = s_.stage(stage);
-#pragma unroll
-      for (int k = 0; k < kRounds; ++k) {
-        copy_pieces<Rows>(pool, tile, row_of(k), addr[k], valid[k]);
-      }
-      uint32_t scale_bits[2] = {0, 0};
-#pragma unroll
-      for (int k = 0; k < kRounds; ++k) {
-        store_row<Rows>(pieces[k], tile, row_of(k), scale_bits);
-        load_slot<Rows>(pool, next[k], pieces[k]);
-      }
-      hand_over_stage<Rows>(stage, scale_bits);
-      prefetch_rows<Rows>(pool, after);
-#pragma unroll
-      for (int k = 0; k < kRounds; ++k) {
-        slot[k] = next[k];
-        next[k] = after[k];
-      }
-    }
   }
 
   // Waits until the ring stage of the next step is free, and resolves this lane's rows `slot`
@@ -332,14 +272,6 @@ class Producer {
     }
     r.scales = valid ? Rows::load_scales(addr) : typename Rows::Scales{};
   }
-  // The same for the row of slot id `slot` (any int32: compared, never offset).
-  template <class Rows>
-  __device__ void load_slot(const portable::PoolView& pool, int32_t slot,
-                            RowPieces<Rows>& r) const {
-    const bool valid = slot >= 0 && slot < pool.slots;
-    load_row<Rows>(valid ? Rows::row(pool, slot) : RowAddr{}, valid, r);
-  }
-
   // Dequantizes this lane's pieces of a row into tile row `row`, and with C::SCALE_BOUNDS
   // raises `scale_bits`, the largest |scale| of this lane's rows per d_v half, to the row's.
   // Piece part + 4 j is under scale 4 j / kPiecesPerScale: a constant once unrolled, whatever
@@ -479,16 +411,13 @@ class Consumer : ConsumerBase<HopperConfig<MainRows, ExtraRows>> {
 
 // One CTA per (work unit, head tile), the head tile fastest so the CTAs of one token run
 // together and share its rows in L2. A work unit walks every units-th token (one-pass) or
-// the segments of a plan partition (split), in order. kRoles picks the consumers: two halves
-// (Consumer) or an S owner and a P·V helper (attend_s_owner.cuh); kLoads when the producer
-// loads quantized pieces.
-template <class MainRows, class ExtraRows, ConsumerRoles kRoles, ProducerLoads kLoads>
+// the segments of a plan partition (split), in order.
+template <class MainRows, class ExtraRows>
 __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
     hopper_attend_kernel(const __grid_constant__ AttendParams p,
                          const __grid_constant__ QTileMap q_map) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = HopperConfig<MainRows, ExtraRows>;
-  constexpr bool kSOwner = kRoles == ConsumerRoles::s_owner;
   extern __shared__ __align__(16) uint8_t smem_raw[];
   uint8_t* base = smem_raw + ((1024 - ptx::smem_u32(smem_raw) % 1024) % 1024);
   const SharedState<C> s(base);
@@ -498,63 +427,32 @@ __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
       ptx::mbarrier_init(s.empty(i), C::CONSUMER_THREADS);
     }
     ptx::mbarrier_init(s.q_full(), 128);
-    // The warpgroups that read Q: both halves, or the S owner alone.
-    ptx::mbarrier_init(s.q_empty(), kSOwner ? 128 : C::CONSUMER_THREADS);
+    ptx::mbarrier_init(s.q_empty(), C::CONSUMER_THREADS);
   }
   __syncthreads();
   if (threadIdx.x < 128) {
     ptx::setmaxnreg_dec<C::PRODUCER_REGS>();
-    Producer<MainRows, ExtraRows, kLoads> producer(p, q_map, s);
+    Producer<MainRows, ExtraRows> producer(p, q_map, s);
     run_items(p, producer);
-  } else if constexpr (!kSOwner) {
+  } else {
     ptx::setmaxnreg_inc<C::CONSUMER_REGS>();
     Consumer<MainRows, ExtraRows> consumer(p, s);
     run_items(p, consumer);
-  } else if (threadIdx.x < 256) {
-    ptx::setmaxnreg_inc<C::S_OWNER_REGS>();
-    SOwner<MainRows, ExtraRows> owner(p, s);
-    run_items(p, owner);
-  } else {
-    ptx::setmaxnreg_dec<C::HELPER_REGS>();
-    PvHelper<MainRows, ExtraRows> helper(p, s);
-    run_items(p, helper);
   }
 #endif
 }
 
-template <class MainRows, class ExtraRows, ConsumerRoles kRoles,
-          ProducerLoads kLoads = ProducerLoads::in_step>
+template <class MainRows, class ExtraRows>
 Status launch_attend(const AttendParams& p, int units, cudaStream_t stream) {
   using C = HopperConfig<MainRows, ExtraRows>;
   return launch_attend_kernel<C::THREADS, C::SMEM_BYTES, C::D>(
-      hopper_attend_kernel<MainRows, ExtraRows, kRoles, kLoads>, "hopper_attend_kernel", p,
-      units, stream);
+      hopper_attend_kernel<MainRows, ExtraRows>, "hopper_attend_kernel", p, units, stream);
 }
 
 template <class MainRows, class ExtraRows>
 AttendVariant make_attend_variant() {
-  AttendVariant v{&launch_attend<MainRows, ExtraRows, ConsumerRoles::halves>,
-                  HopperConfig<MainRows, ExtraRows>::SMEM_BYTES};
-  v.launch_load_ahead =
-      &launch_attend<MainRows, ExtraRows, ConsumerRoles::halves, ProducerLoads::ahead>;
-  v.launch_s_owner = &launch_attend<MainRows, ExtraRows, ConsumerRoles::s_owner>;
-  v.launch_s_owner_load_ahead =
-      &launch_attend<MainRows, ExtraRows, ConsumerRoles::s_owner, ProducerLoads::ahead>;
-  return v;
-}
-
-// `pair`, a block-pair variant of bf16 pools (make_pair_attend_variant), with this kernel's S
-// owner on the same pools as its S-owner launch: SMLA_HOPPER_CONSUMERS=s-owner then runs the
-// S owner on bf16 calls too (the prefill anchors), so one switch measures the design
-// against both default kernels.
-template <int D>
-AttendVariant with_bf16_s_owner(AttendVariant pair) {
-  pair.launch_s_owner = &launch_attend<Bf16Groups<D>, Bf16Groups<D>, ConsumerRoles::s_owner>;
-  pair.launch_s_owner_load_ahead = pair.launch_s_owner;  // bf16 rows are copied, not loaded
-  // why_not_covered checks one figure for every launch the switches may pick.
-  using SOwnerConfig = HopperConfig<Bf16Groups<D>, Bf16Groups<D>>;
-  pair.smem_bytes = std::max(pair.smem_bytes, SOwnerConfig::SMEM_BYTES);
-  return pair;
+  return AttendVariant{&launch_attend<MainRows, ExtraRows>,
+                       HopperConfig<MainRows, ExtraRows>::SMEM_BYTES};
 }
 
 }  // namespace smla::hopper

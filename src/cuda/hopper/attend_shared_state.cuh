@@ -58,13 +58,10 @@ struct SharedState {
   uint8_t* q;           // [HT][D] bf16, swizzled blocks
   uint8_t* stages;      // [STAGES][BN][D] bf16, swizzled blocks
   uint8_t* p;           // [HT][BN] bf16, one swizzled block
-  // [CONSUMERS][HT]: the halves' step maxima; the S owner's largest scores per row, [HT]
-  float* row_max;
+  float* row_max;       // [CONSUMERS][HT]: the halves' step maxima
   float* row_sum;       // [CONSUMERS][HT]
   uint8_t* valid;       // [STAGES][BN]
-  // [CONSUMER_WARPS]: per consumer warp, "the step needs the residual"; the S owner's verdict
-  // for its P·V helper, [1]
-  uint32_t* needs_residual;
+  uint32_t* needs_residual;  // [CONSUMER_WARPS]: per consumer warp, "the step needs the residual"
   uint32_t* v_max;      // [scanning warps][2]: per warp, |V| bits seen per d_v half
   uint32_t* scale_bound;  // [STAGES][PRODUCER_WARPS][2]: the quantized groups' |V| bound, f32 bits
   float* tile_sink;     // [HT]: the head tile's sinks (stage_tile_sinks)

@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "cuda/hopper/attend_variants.hpp"
@@ -109,53 +107,6 @@ bool tables_fit(const AttendArgs& a, size_t reserved) {
   return reserved > 0 && 4 * static_cast<size_t>(pool_slots(a)) <= reserved;
 }
 
-// A launch of a variant, and whether it reads per-slot |V| bounds tables.
-struct ChosenLaunch {
-  portable::AttendLaunch launch = nullptr;
-  bool reads_v_bounds = false;
-};
-
-// Which of two values environment variable `name` names: false for unset, empty or
-// `first`, true for `second`; anything else is an invalid_argument error.
-Status read_design_switch(const char* name, const char* first, const char* second,
-                          bool* is_second) {
-  const char* env = std::getenv(name);
-  const bool set = env != nullptr && env[0] != '\0';
-  *is_second = set && std::strcmp(env, second) == 0;
-  if (set && !*is_second && std::strcmp(env, first) != 0) {
-    return Status(StatusCode::invalid_argument, std::string("smla::attend: environment variable ") +
-                                                    name + ": expected " + first + " or " +
-                                                    second + " (or unset), got '" + env + "'");
-  }
-  return Status::success();
-}
-
-// The launch of `variant` that the design switches pick, read per call as SMLA_BACKEND is,
-// while the designs are measured:
-//   SMLA_HOPPER_CONSUMERS: unset or "halves", the default consumer design of the kernel of
-//     quantized pools; "s-owner", its S owner and P·V helper (attend_s_owner.cuh), on bf16
-//     pools too (AttendVariant::launch_s_owner, which reads no tables);
-//   SMLA_HOPPER_PRODUCER: unset or "in-step", the default producer; "load-ahead", the producer
-//     that loads quantized pieces a step ahead (ProducerLoads::ahead), with either design.
-Status choose_launch(const AttendVariant& variant, ChosenLaunch* chosen) {
-  bool s_owner = false, load_ahead = false;
-  if (Status st = read_design_switch("SMLA_HOPPER_CONSUMERS", "halves", "s-owner", &s_owner);
-      !st.ok()) {
-    return st;
-  }
-  if (Status st =
-          read_design_switch("SMLA_HOPPER_PRODUCER", "in-step", "load-ahead", &load_ahead);
-      !st.ok()) {
-    return st;
-  }
-  if (s_owner && variant.launch_s_owner != nullptr) {
-    *chosen = {load_ahead ? variant.launch_s_owner_load_ahead : variant.launch_s_owner, false};
-  } else {
-    *chosen = {load_ahead ? variant.launch_load_ahead : variant.launch, variant.reads_v_bounds};
-  }
-  return Status::success();
-}
-
 }  // namespace
 
 std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceInfo& info) {
@@ -213,13 +164,9 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
   }
   if (tokens(args) == 0) return Status::success();
   const AttendVariant* variant = portable::find_variant(args, kVariants);
-  ChosenLaunch chosen;
-  if (Status st = choose_launch(*variant, &chosen); !st.ok()) return st;
   portable::AttendParams p = portable::attend_params(args, s.head_tiles);
-  // The room for bounds tables is the variant's whatever the launch (the workspace size does
-  // not depend on SMLA_HOPPER_CONSUMERS); only a launch that reads them gets them.
   const size_t table_bytes = v_bounds_bytes(args);
-  if (chosen.reads_v_bounds && tables_fit(args, table_bytes)) {
+  if (tables_fit(args, table_bytes)) {
     auto* table = static_cast<uint32_t*>(ws.data);
     p.main_v_bounds = table;
     if (Status st = launch_v_bounds(p.main, portable::d_qk(args), table, stream); !st.ok()) {
@@ -239,10 +186,9 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
   if (s.strategy == kOnePass) {
     // One CTA per SM at most, each walking every units-th token (for_each_item): the next
     // token's loads overlap the end of the last one instead of waiting for a new CTA.
-    return chosen.launch(p, static_cast<int>(one_pass_units(args, s.head_tiles, info)),
-                         stream);
+    return variant->launch(p, static_cast<int>(one_pass_units(args, s.head_tiles, info)), stream);
   }
-  return portable::run_split(args, p, plan_layout(args, s), ws, plan, chosen.launch, stream);
+  return portable::run_split(args, p, plan_layout(args, s), ws, plan, variant->launch, stream);
 }
 
 }  // namespace smla::hopper

@@ -628,10 +628,6 @@ class PairConsumer : OnlineSoftmaxRows {
     return ptx::sw128_desc(s_.kv(b) + c_ * C::V_HALF_BYTES + kk * 16 * 128, C::BLOCK_BYTES,
                            1024);
   }
-  // The four wgmmas of accumulate_pv_rs (attend_common.cuh), kept spelled out, as are
-  // pair_step's two maxima loops beside OnlineSoftmaxRows::raise_row: calling those changed
-  // this measured kernel's SASS (8 instructions fewer per kernel, a reordered schedule; not
-  // yet timed), so sharing them waits for a device run that can compare the two.
   __device__ void accumulate_rs(const uint32_t (&pa)[16], int b) {
     const uint64_t v = v_desc(b, 0);
 #pragma unroll
@@ -729,9 +725,7 @@ Status launch_pair_attend(const AttendParams& p, int units, cudaStream_t stream)
 
 template <int D>
 AttendVariant make_pair_attend_variant() {
-  // bf16 rows are copied, not loaded into registers: no load-ahead form.
-  return AttendVariant{&launch_pair_attend<D>, PairConfig<D>::SMEM_BYTES, true,
-                       &launch_pair_attend<D>};
+  return AttendVariant{&launch_pair_attend<D>, PairConfig<D>::SMEM_BYTES, true};
 }
 
 }  // namespace smla::hopper

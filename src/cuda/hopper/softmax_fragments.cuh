@@ -36,23 +36,6 @@ __device__ __forceinline__ void pack_p_bf16x2(const float (&s)[32], uint32_t (&p
   for (int i = 0; i < 16; ++i) pa[i] = ptx::float2_to_bf16x2_rn(s[2 * i], s[2 * i + 1]);
 }
 
-// P of an m64n64 fragment (32 f32) in the forms a step hands on once P in f32 is gone: hi, its
-// bf16x2 A fragments (pack_p_bf16x2's), lo, the residual p - bf16(p) as bf16x2 in the same
-// layout, and per row h the sum of |p - bf16(p)| over this thread's columns (fragment i is
-// row h = i % 2).
-__device__ __forceinline__ void split_p_bf16x2(const float (&s)[32], uint32_t (&hi)[16],
-                                               uint32_t (&lo)[16], float (&rounding)[2]) {
-  rounding[0] = rounding[1] = 0.0f;
-#pragma unroll
-  for (int i = 0; i < 16; ++i) {
-    const float x = s[2 * i];
-    const float y = s[2 * i + 1];
-    hi[i] = ptx::float2_to_bf16x2_rn(x, y);
-    rounding[i % 2] += bf16x2_rounding(x, y, hi[i]);
-    lo[i] = bf16x2_residual(x, y, hi[i]);
-  }
-}
-
 // Stores the 16 bf16x2 fragments of a 64-column P into a swizzled [64][64] bf16 tile:
 // fragment(i) holds an m64n64 fragment's registers 2i and 2i + 1, row row0 + 8 (i % 2),
 // columns 8 (i / 2) + 2 (lane % 4) + {0, 1}. Row r's 8-column group j sits at chunk j ^ (r % 8),
@@ -150,20 +133,10 @@ struct OnlineSoftmaxRows {
     err_[0][0] = err_[0][1] = err_[1][0] = err_[1][1] = 0.0f;
   }
 
-  // Raises the rows' largest scores to new_top (no lower than top_) and returns in alpha the
-  // factor that takes O, l and the rounding bounds from the old reference maximum to the new
-  // one (1 where it did not move), and whether some row's reference moved.
-  __device__ bool raise_top(const float (&new_top)[2], float (&alpha)[2]) {
-    bool moved = false;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) moved |= raise_row(h, new_top[h], alpha[h]);
-    return moved;
-  }
-
   // One online-softmax step over this thread's J 8-column blocks of S (exp2 domain, masked)
   // whose rows' maxima over the whole step are step_max: raises the largest scores
-  // (raise_top's alpha and result), turns s into P = exp2(s - reference max) in place (zeros
-  // while a row has nothing valid) and adds this thread's P to its share of l.
+  // (raise_row's alpha, and whether a row moved), turns s into P = exp2(s - reference max)
+  // in place (zeros while a row has nothing valid) and adds this thread's P to its share of l.
   template <int J>
   __device__ bool softmax_step(float (&s)[4 * J], const float (&step_max)[2],
                                float (&alpha)[2]) {
@@ -206,12 +179,6 @@ struct OnlineSoftmaxRows {
         rounding[h] += bf16x2_rounding(x, y, ptx::float2_to_bf16x2_rn(x, y));
       }
     }
-    return rounding_over_budget(rounding, alpha, v_bound, err_new);
-  }
-
-  // The same from this thread's rounding sums per row (`rounding`, computed where P was).
-  __device__ bool rounding_over_budget(const float (&rounding)[2], const float (&alpha)[2],
-                                       const float (&v_bound)[2], float (&err_new)[2][2]) const {
     bool over = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -235,7 +202,9 @@ struct OnlineSoftmaxRows {
     }
   }
 
-  // raise_top for row h alone.
+  // Raises row h's largest score to new_top (no lower than top_[h]); alpha takes O, l and
+  // the rounding bounds from the old reference maximum to the new one (1 where it did not
+  // move). Returns whether the reference moved.
   __device__ bool raise_row(int h, float new_top, float& alpha) {
     const float m_old = reference_max(top_[h]);
     top_[h] = new_top;
