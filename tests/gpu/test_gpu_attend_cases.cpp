@@ -1,6 +1,6 @@
 // GPU attend on the cases a sampled matrix may miss: adversarial indices, all-invalid rows,
 // NaN-poisoned unused cache rows, non-contiguous views, a q shared by heads, two streams at
-// once, CUDA-graph capture with new inputs on replay, bitwise repeatability, both strategies,
+// once, CUDA-graph capture with new inputs on replay, bitwise repeatability, every strategy,
 // the workspace's independence from the pool size, and the Hopper block-pair kernel's |V|
 // bounds table against its scan.
 #include <gtest/gtest.h>
@@ -15,6 +15,8 @@
 #include "common/naive_attention.hpp"
 #include "common/tolerance.hpp"
 #include "common/workload.hpp"
+#include "cuda/device_info.hpp"
+#include "cuda/hopper/hopper_attention.hpp"
 #include "gpu/gpu_harness.hpp"
 
 namespace smla::test::gpu {
@@ -64,25 +66,33 @@ void expect_matches_oracle(Problem& p) {
   EXPECT_TRUE(check_attend(p, naive_attend(p.args())));
 }
 
+// Two pools like `kv` with k and k_x entries per token, adversarial indices and lengths in
+// both, sinks with infinities, and NaN-poisoned unused cache rows.
+ProblemSpec adversarial_two_pool_spec(int d_qk, const PoolSpec& kv, int64_t T, int h_q,
+                                      int64_t k, int64_t k_x) {
+  ProblemSpec s;
+  s.T = T;
+  s.h_q = h_q;
+  s.d_qk = d_qk;
+  s.k = k;
+  s.kv = s.extra_kv = kv;
+  s.extra = true;
+  s.k_x = k_x;
+  s.lengths = s.extra_lengths = true;
+  s.sink = s.sink_infinities = true;
+  s.adversarial = true;
+  s.poison_unused = true;
+  return s;
+}
+
 TEST(GpuAttend, AdversarialIndicesAndPoisonedCacheRowsAreNeverRead) {
   SMLA_REQUIRE_GPU();
   for (const Pair& pair : kPairs) {
-    ProblemSpec s;
-    s.T = 9;
-    s.h_q = heads_for_forced_path(22);
-    s.d_qk = pair.d_qk;
-    s.k = 100;
-    s.kv.format = pair.format;
-    s.kv.int8_split = pair.int8_split;
-    s.kv.block_size = 16;
-    s.extra = true;
-    s.k_x = 64;
-    s.extra_kv = s.kv;
-    s.lengths = s.extra_lengths = true;
-    s.sink = s.sink_infinities = true;
-    s.adversarial = true;
-    s.poison_unused = true;
-    Problem p(s);
+    PoolSpec kv;
+    kv.format = pair.format;
+    kv.int8_split = pair.int8_split;
+    kv.block_size = 16;
+    Problem p(adversarial_two_pool_spec(pair.d_qk, kv, 9, heads_for_forced_path(22), 100, 64));
     expect_matches_oracle(p);
   }
 }
@@ -185,6 +195,53 @@ TEST(GpuAttend, BothStrategiesMatchTheOracleWithAndWithoutPlan) {
       SMLA_ASSERT_OK(run_attend(*p, with_plan));
       EXPECT_TRUE(check_attend(*p, naive_attend(p->args())));
     }
+  }
+}
+
+// Shapes on which the Hopper path takes its rounds-and-tail schedule on this device (the
+// full rounds' tokens run whole, the last round's are split over every CTA, one launch):
+// one round of tokens per work unit (SMs / head tiles) plus a few, each with enough entries
+// to split. The quantized kernel (fp8_ds_mla with an extra pool, one head tile) and the
+// block-pair kernel (bf16, two head tiles, one padded), with lengths, sinks and poisoned
+// rows; the Hopper schedule is asserted on the shapes (any path runs the call).
+std::vector<ProblemSpec> rounds_and_tail_specs(int sm_count) {
+  PoolSpec v4_kv;
+  v4_kv.format = KvFormat::fp8_ds_mla;
+  v4_kv.min_slots = 1024;
+  ProblemSpec v4 = adversarial_two_pool_spec(512, v4_kv, sm_count + 3, 16, 200, 100);
+  v4.seed = 14;
+
+  ProblemSpec pair = prefill_spec(KvFormat::bf16, 576);
+  pair.h_q = 72;
+  pair.T = sm_count / 2 + 2;
+  pair.k = 320;
+  pair.lengths = true;
+  pair.sink = true;
+  pair.poison_unused = true;
+  pair.seed = 15;
+  return {v4, pair};
+}
+
+TEST(GpuAttend, RoundsAndTailMatchTheOracleAndRepeatBitwise) {
+  SMLA_REQUIRE_GPU();
+  const cuda_backend::DeviceInfo* info = nullptr;
+  ASSERT_TRUE(status_ok(cuda_backend::device_info(0, &info)));
+  for (const ProblemSpec& s : rounds_and_tail_specs(info->sm_count)) {
+    Problem p(s);
+    SCOPED_TRACE(s.describe());
+    {
+      DeviceProblem d(p);
+      EXPECT_STREQ(hopper::schedule_name(d.args(), *info), "rounds and tail");
+    }
+    const AttendResult expected = naive_attend(p.args());
+    for (bool with_plan : {true, false}) {
+      SCOPED_TRACE(with_plan ? "with plan" : "plan computed inside attend");
+      SMLA_ASSERT_OK(run_attend(p, with_plan));
+      EXPECT_TRUE(check_attend(p, expected));
+    }
+    Problem again = p;
+    SMLA_ASSERT_OK(run_attend(again));
+    EXPECT_TRUE(check_outputs_identical(p, again));
   }
 }
 

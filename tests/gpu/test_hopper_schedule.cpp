@@ -1,10 +1,11 @@
-// The Hopper path's choice between one pass and split (make_schedule in
+// The Hopper path's choice between one pass, split, and rounds and tail (make_schedule in
 // src/cuda/hopper/hopper_attention.cu) on BENCHMARKS.md's anchor shapes for an H200 (132 SMs).
 // Each choice was measured on the H200 (docs/perf-notes.md); a change to the estimate that
 // flips one needs measuring again. Host code only: it runs without a device.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 
 #include "cuda/hopper/hopper_attention.hpp"
 #include "cuda/portable/attend_host.hpp"
@@ -16,7 +17,7 @@ namespace {
 struct AnchorShape {
   const char* row;
   int64_t tokens, h_q, d_qk, k, k_x;
-  bool split;
+  const char* schedule;  // hopper::schedule_name's
 };
 
 // Shapes only: the schedule reads no data.
@@ -35,30 +36,58 @@ TEST(HopperSchedule, AnchorShapesTakeTheStrategyMeasuredFasterOnTheH200) {
   cuda_backend::DeviceInfo h200;
   h200.cc_major = 9;
   h200.sm_count = 132;
+  // Prefill chunks of 4096 tokens leave 4 tokens after the full rounds (62 of 66 CTAs per
+  // token at h_q = 128, 31 of 132 at h_q = 64): those are split over every CTA.
   const AnchorShape shapes[] = {
-      {"prefill h_q=128 topk=2048", 4096, 128, 576, 2048, 0, false},
-      {"prefill h_q=64 topk=512", 4096, 64, 512, 512, 0, false},
-      {"decode b=2 (4 tokens)", 4, 128, 576, 2048, 0, true},
-      {"decode b=64", 128, 128, 576, 2048, 0, false},
-      {"decode b=128", 256, 128, 576, 2048, 0, false},
-      {"decode topk=128+512 b=64", 128, 64, 512, 128, 512, false},
-      {"decode topk=128+512 b=148", 296, 64, 512, 128, 512, false},
-      {"decode topk=16384 h_q=64", 296, 64, 512, 16384, 0, true},
-      {"decode topk=16384 h_q=128", 296, 128, 576, 16384, 0, true},
+      {"prefill h_q=128 topk=2048", 4096, 128, 576, 2048, 0, "rounds and tail"},
+      {"prefill h_q=64 topk=2048", 4096, 64, 576, 2048, 0, "rounds and tail"},
+      {"prefill h_q=64 topk=512", 4096, 64, 512, 512, 0, "rounds and tail"},
+      {"prefill h_q=128 topk=1024", 4096, 128, 512, 1024, 0, "rounds and tail"},
+      {"decode b=2 (4 tokens)", 4, 128, 576, 2048, 0, "split"},
+      {"decode b=64", 128, 128, 576, 2048, 0, "one pass"},
+      {"decode b=128", 256, 128, 576, 2048, 0, "one pass"},
+      {"decode topk=128+512 b=64", 128, 64, 512, 128, 512, "one pass"},
+      {"decode topk=128+512 b=148", 296, 64, 512, 128, 512, "rounds and tail"},
+      {"decode topk=16384 h_q=64", 296, 64, 512, 16384, 0, "split"},
+      {"decode topk=16384 h_q=128", 296, 128, 576, 16384, 0, "split"},
   };
   for (const AnchorShape& s : shapes) {
     SCOPED_TRACE(s.row);
+    const AttendArgs args = shape_only_args(s);
+    EXPECT_STREQ(hopper::schedule_name(args, h200), s.schedule);
     size_t plan_bytes = 0;
-    ASSERT_TRUE(hopper::plan_size(shape_only_args(s), h200, &plan_bytes).ok());
-    EXPECT_EQ(plan_bytes > 0, s.split) << "a split schedule has a plan, a one-pass one none";
+    ASSERT_TRUE(hopper::plan_size(args, h200, &plan_bytes).ok());
+    EXPECT_EQ(plan_bytes > 0, std::string(s.schedule) != "one pass")
+        << "a schedule that splits tokens has a plan, one pass none";
   }
+}
+
+// Rounds and tail on the V4 decode b = 148 row: 264 tokens run whole in two rounds over the
+// 132 units; the 32 left are spread over 128 of them (4 partitions per token, none
+// straddling two), and only they have partials.
+TEST(HopperSchedule, RoundsAndTailSplitsOnlyTheLastRound) {
+  const AttendArgs args = shape_only_args({"", 296, 64, 512, 128, 512, ""});
+  const portable::PlanLayout layout = portable::split_plan_layout(args, 132, 2);
+  EXPECT_EQ(layout.partitions, 132) << "the whole tokens go round every unit";
+  EXPECT_EQ(layout.first_split(), 264);
+  EXPECT_EQ(layout.spread, 128);
+  EXPECT_EQ(layout.split_tokens(), 32);
+  EXPECT_EQ(layout.max_partials(), 32 + 128);
+  EXPECT_EQ(layout.max_segments(), 264 + 32 + 128);
+
+  cuda_backend::DeviceInfo h200;
+  h200.cc_major = 9;
+  h200.sm_count = 132;
+  size_t plan_bytes = 0;
+  ASSERT_TRUE(hopper::plan_size(args, h200, &plan_bytes).ok());
+  EXPECT_EQ(plan_bytes, static_cast<size_t>(layout.bytes()));
 }
 
 // With no more tokens than partitions, a split takes a multiple of the token count, so that
 // equal-length tokens never share a partition (both paths' layouts come from here).
 TEST(HopperSchedule, SplitLayoutKeepsEachPartitionInsideOneToken) {
   const auto layout = [](int64_t tokens, int64_t partitions) {
-    return portable::split_plan_layout(shape_only_args({"", tokens, 128, 576, 2048, 0, true}),
+    return portable::split_plan_layout(shape_only_args({"", tokens, 128, 576, 2048, 0, ""}),
                                        partitions);
   };
   EXPECT_EQ(layout(4, 66).partitions, 64);
@@ -73,10 +102,10 @@ TEST(HopperSchedule, SplitLayoutKeepsEachPartitionInsideOneToken) {
   h200.cc_major = 9;
   h200.sm_count = 132;
   size_t plan_bytes = 0;
-  ASSERT_TRUE(hopper::plan_size(shape_only_args({"", 4, 128, 576, 2048, 0, true}), h200,
+  ASSERT_TRUE(hopper::plan_size(shape_only_args({"", 4, 128, 576, 2048, 0, ""}), h200,
                                 &plan_bytes)
                   .ok());
-  EXPECT_EQ(plan_bytes, static_cast<size_t>(portable::PlanLayout{4, 64}.bytes()));
+  EXPECT_EQ(plan_bytes, static_cast<size_t>(portable::PlanLayout{4, 64, 0, 64}.bytes()));
 }
 
 // The block-pair kernel (bf16 pools) reads per-slot |V| bounds when the pools hold at most
@@ -85,7 +114,7 @@ TEST(HopperSchedule, SplitLayoutKeepsEachPartitionInsideOneToken) {
 TEST(HopperSchedule, BoundsTablesOnlyForBf16PoolsSmallBesideTheSelection) {
   if (!hopper_compiled()) GTEST_SKIP() << "this build has no Hopper kernels (no 90a)";
   auto args = [](int64_t tokens, int64_t k, KvFormat format, int64_t slots) {
-    AttendArgs a = shape_only_args({"", tokens, 64, 576, k, 0, false});
+    AttendArgs a = shape_only_args({"", tokens, 64, 576, k, 0, ""});
     a.kv.format = format;
     a.kv.block_size = 64;
     a.kv.num_blocks = slots / 64;

@@ -58,10 +58,11 @@ struct ItemRanges {
   }
 };
 
-// Calls f(token, lo, hi, segment) for each work item of CTA unit `unit` of `units`, in order:
+// Calls f(token, lo, hi, partial) for each work item of CTA unit `unit` of `units`, in order:
 // the tokens unit, unit + units, ... (one-pass: a grid of at most one CTA per SM walks the
 // tokens, so the producer loads the next token's Q and first rows while the consumers finish
-// the last one) or the segments of plan partition `unit` (split).
+// the last one) or the items of plan partition `unit` (split, rounds and tail: whole tokens,
+// partial -1, then segments of the split tokens).
 template <class F>
 __device__ __forceinline__ void for_each_item(const AttendParams& p, int unit, int units, F&& f) {
   if (p.plan.segments == nullptr) {
@@ -74,7 +75,7 @@ __device__ __forceinline__ void for_each_item(const AttendParams& p, int unit, i
   const int end = p.plan.part_seg_begin[unit + 1];
   for (int s = p.plan.part_seg_begin[unit]; s < end; ++s) {
     const Segment seg = p.plan.segments[s];
-    f(seg.token, seg.lo, seg.hi, s);
+    f(seg.token, seg.lo, seg.hi, seg.partial);
   }
 }
 
@@ -101,11 +102,12 @@ __device__ __forceinline__ void run_items(const AttendParams& p, Role& role) {
 // into tile_sink ([64] f32 of shared memory), one writer per head (the quad leaders of
 // consumer 0), so that an item's results do not end on a global load that misses every cache
 // (3% of all stall samples of a 10-step decode call, profiled). write_item_results reads them
-// after its first named barrier, which each writer passes after its write. Split launches
-// leave the sink to the combine kernel and copy nothing.
+// after its first named barrier, which each writer passes after its write. Launches that
+// split every token leave the sink to the combine kernel and copy nothing.
 __device__ inline void stage_tile_sinks(const AttendParams& p, float* tile_sink, int half,
                                         int lane, int row0) {
-  if (p.sink == nullptr || p.plan.segments != nullptr || half != 0 || lane % 4 != 0) return;
+  const bool all_split = p.plan.segments != nullptr && p.plan.whole_rounds == 0;
+  if (p.sink == nullptr || all_split || half != 0 || lane % 4 != 0) return;
   const int head0 = cta_head0(p);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {

@@ -17,6 +17,7 @@ namespace {
 
 constexpr int32_t kOnePass = 1;
 constexpr int32_t kSplit = 2;
+constexpr int32_t kRoundsAndTail = 3;  // one pass for the full rounds, the rest split
 constexpr int kHeadTile = 64;  // heads per CTA: the M of one wgmma (rows past h_q are zeros)
 // Plan::strategy tag of this path's schedules: portable plans use head tiles 0..4 in the
 // same bit field, so a plan made for one path is rejected by the other.
@@ -30,7 +31,8 @@ using portable::tokens;
 struct Schedule {
   int32_t strategy = kOnePass;
   int head_tiles = 1;
-  int64_t partitions = 0;  // split only
+  int64_t partitions = 0;    // split, rounds and tail
+  int64_t whole_rounds = 0;  // rounds and tail: the rounds of whole tokens
   int32_t plan_id() const {
     return strategy | (kPathTag << 4) | static_cast<int32_t>(partitions << 8);
   }
@@ -47,14 +49,20 @@ int64_t one_pass_units(const AttendArgs& a, int head_tiles, const cuda_backend::
 }
 
 // Each strategy's time is estimated in steps (64 entries of one CTA; ~3.7 us on the H200's
-// long decode rows) and the cheaper one taken:
+// long decode rows) and the cheapest one taken:
 //   one pass: the CTAs walk rounds of tokens, a token's steps in one CTA, the last round
 //     partly idle;
 //   split: every SM takes an even share of all steps, plus what the split adds: about two
 //     steps of extra item starts per partition and the combine, ~0.15 us (0.04 of a step) per
-//     (token, head tile) row set of partials (H200, docs/perf-notes.md).
-// Split also needs enough entries per token and int32 entry offsets. A pure function of (T,
-// h_q, k, k_x, SM count).
+//     (token, head tile) row set of partials (H200, docs/perf-notes.md);
+//   rounds and tail: one pass for the full rounds, then the last round's tokens split over
+//     every CTA (V4 decode b = 148: 296 tokens on 132 CTAs, 3 rounds of 10 steps where 2.24
+//     would do; a prefill chunk of 4096 tokens: 62 rounds of 66 and 4 tokens left).
+// Only where one pass beats the split does the tail take its place: the estimate counts k
+// entries per token, and a split's even share also absorbs unequal lengths, which one pass's
+// rounds do not (the top-k 16384 decode rows, whose cache lengths vary, stay split). Split
+// and tail also need enough entries per token and int32 entry offsets. A pure function of
+// (T, h_q, k, k_x, SM count).
 Schedule make_schedule(const AttendArgs& a, const cuda_backend::DeviceInfo& info) {
   Schedule s;
   s.head_tiles = static_cast<int>((heads(a) + kHeadTile - 1) / kHeadTile);
@@ -63,25 +71,36 @@ Schedule make_schedule(const AttendArgs& a, const cuda_backend::DeviceInfo& info
   constexpr double kSplitStartSteps = 2.0;
   constexpr double kCombineStepsPerRowSet = 0.04;
   const int64_t sms = info.sm_count;
-  const int64_t row_sets = tokens(a) * s.head_tiles;
   // The main and extra ranges step separately.
   const int64_t steps_per_token = (a.indices.shape[1] + 63) / 64 + (extra_entries(a) + 63) / 64;
+  const auto split_steps = [&](int64_t split_tokens) {
+    const int64_t row_sets = split_tokens * s.head_tiles;
+    return static_cast<double>((row_sets * steps_per_token + sms - 1) / sms) + kSplitStartSteps +
+           kCombineStepsPerRowSet * static_cast<double>(row_sets);
+  };
   const int64_t units = one_pass_units(a, s.head_tiles, info);
   const int64_t rounds = (tokens(a) + units - 1) / units;
   const double one_pass_steps = static_cast<double>(rounds * steps_per_token);
-  const double split_steps =
-      static_cast<double>((row_sets * steps_per_token + sms - 1) / sms) + kSplitStartSteps +
-      kCombineStepsPerRowSet * static_cast<double>(row_sets);
   const bool fits_int32 = tokens(a) * entries(a) < (int64_t{1} << 30);
-  if (split_steps < one_pass_steps && entries(a) >= kMinSplitEntries && fits_int32) {
+  if (entries(a) < kMinSplitEntries || !fits_int32) return s;
+  if (split_steps(tokens(a)) < one_pass_steps) {
     s.strategy = kSplit;
     s.partitions = (sms + s.head_tiles - 1) / s.head_tiles;
+    return s;
+  }
+  const int64_t whole = (rounds - 1) * units;  // tokens of the full rounds
+  if (rounds >= 2 && static_cast<double>((rounds - 1) * steps_per_token) +
+                             split_steps(tokens(a) - whole) <
+                         one_pass_steps) {
+    s.strategy = kRoundsAndTail;
+    s.partitions = units;  // the whole tokens' round robin: one unit per SM and head tile
+    s.whole_rounds = rounds - 1;
   }
   return s;
 }
 
 portable::PlanLayout plan_layout(const AttendArgs& a, const Schedule& s) {
-  return portable::split_plan_layout(a, s.partitions);
+  return portable::split_plan_layout(a, s.partitions, s.whole_rounds);
 }
 
 int64_t pool_slots(const AttendArgs& a) {
@@ -128,9 +147,20 @@ std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceIn
   return {};
 }
 
+const char* schedule_name(const AttendArgs& args, const cuda_backend::DeviceInfo& info) {
+  switch (make_schedule(args, info).strategy) {
+    case kSplit:
+      return "split";
+    case kRoundsAndTail:
+      return "rounds and tail";
+    default:
+      return "one pass";
+  }
+}
+
 Status plan_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info, size_t* bytes) {
   const Schedule s = make_schedule(args, info);
-  *bytes = s.strategy == kSplit ? static_cast<size_t>(plan_layout(args, s).bytes()) : 0;
+  *bytes = s.strategy != kOnePass ? static_cast<size_t>(plan_layout(args, s).bytes()) : 0;
   return Status::success();
 }
 
@@ -138,7 +168,7 @@ Status make_plan(const AttendArgs& args, const cuda_backend::DeviceInfo& info, P
                  cudaStream_t stream) {
   const Schedule s = make_schedule(args, info);
   plan->strategy = s.plan_id();
-  if (s.strategy != kSplit || tokens(args) == 0) return Status::success();
+  if (s.strategy == kOnePass || tokens(args) == 0) return Status::success();
   return portable::make_split_plan(args, plan_layout(args, s), plan->data, stream);
 }
 
@@ -147,8 +177,8 @@ bool uses_v_bounds(const AttendArgs& args) { return tables_fit(args, v_bounds_by
 Status workspace_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info,
                       size_t* bytes) {
   const Schedule s = make_schedule(args, info);
-  *bytes = v_bounds_bytes(args) +
-           (s.strategy == kSplit ? portable::split_workspace_bytes(args, plan_layout(args, s)) : 0);
+  *bytes = v_bounds_bytes(args);
+  if (s.strategy != kOnePass) *bytes += portable::split_workspace_bytes(args, plan_layout(args, s));
   return Status::success();
 }
 
@@ -181,7 +211,7 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
       }
     }
   }
-  // The rest of the workspace is the split strategy's.
+  // The rest of the workspace is the split tokens' (split, rounds and tail).
   ws = {static_cast<uint8_t*>(ws.data) + table_bytes, ws.bytes - table_bytes};
   if (s.strategy == kOnePass) {
     // One CTA per SM at most, each walking every units-th token (for_each_item): the next

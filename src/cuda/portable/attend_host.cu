@@ -16,7 +16,7 @@ constexpr int kDv = 512;
 
 // Bytes of the f32 partials of a split schedule: out, lse and max per segment and head.
 size_t partials_bytes(const AttendArgs& a, const PlanLayout& layout) {
-  const auto rows = static_cast<size_t>(layout.max_segments() * heads(a));
+  const auto rows = static_cast<size_t>(layout.max_partials() * heads(a));
   return align_workspace(rows * kDv * 4) + 2 * align_workspace(rows * 4);
 }
 
@@ -88,8 +88,10 @@ AttendParams attend_params(const AttendArgs& a, int head_tiles) {
 
 namespace {
 
-// Merges the split partials into the final outputs, applying the sink.
-Status launch_split_combine(const AttendParams& p, cudaStream_t stream) {
+// Merges the split tokens' partials into their final outputs, applying the sink.
+Status launch_split_combine(const AttendParams& p, const PlanLayout& layout,
+                            cudaStream_t stream) {
+  const int64_t first = layout.first_split();
   CombineParams<float> c;
   c.part_out = p.part_out;
   c.out_stride_s = int64_t{p.h_q} * kDv;
@@ -101,15 +103,16 @@ Status launch_split_combine(const AttendParams& p, cudaStream_t stream) {
   c.token_partials = p.plan.token_seg_begin;
   c.sink = p.sink;
   c.sink_stride = p.sink_stride;
-  c.tokens = p.tokens;
+  c.tokens = static_cast<int32_t>(layout.split_tokens());
   c.h_q = p.h_q;
-  c.out = p.out;
+  // The results of split token i are those of token first + i.
+  c.out = p.out + first * p.out_stride_t;
   c.res_stride_t = p.out_stride_t;
   c.res_stride_h = p.out_stride_h;
-  c.lse = p.lse;
+  c.lse = p.lse != nullptr ? p.lse + first * p.lse_stride_t : nullptr;
   c.res_lse_stride_t = p.lse_stride_t;
   c.res_lse_stride_h = p.lse_stride_h;
-  c.max_logits = p.max_logits;
+  c.max_logits = p.max_logits != nullptr ? p.max_logits + first * p.max_stride_t : nullptr;
   c.res_max_stride_t = p.max_stride_t;
   c.res_max_stride_h = p.max_stride_h;
   return launch_combine(c, stream, "smla::attend");
@@ -117,10 +120,13 @@ Status launch_split_combine(const AttendParams& p, cudaStream_t stream) {
 
 }  // namespace
 
-PlanLayout split_plan_layout(const AttendArgs& args, int64_t partitions) {
-  const int64_t t = tokens(args);
-  if (t > 0 && t <= partitions) partitions = partitions / t * t;
-  return PlanLayout{t, partitions};
+PlanLayout split_plan_layout(const AttendArgs& args, int64_t partitions, int64_t whole_rounds) {
+  const int64_t split = tokens(args) - whole_rounds * partitions;
+  int64_t spread = partitions;
+  if (split > 0 && split <= partitions) spread = partitions / split * split;
+  // With every token split the launch needs no more units than it spreads over; whole tokens
+  // go round all P.
+  return PlanLayout{tokens(args), whole_rounds == 0 ? spread : partitions, whole_rounds, spread};
 }
 
 size_t split_workspace_bytes(const AttendArgs& args, const PlanLayout& layout) {
@@ -140,7 +146,7 @@ Status make_split_plan(const AttendArgs& args, const PlanLayout& layout, void* p
 Status run_split(const AttendArgs& args, AttendParams p, const PlanLayout& layout,
                  Workspace ws, const Plan* plan, AttendLaunch launch, cudaStream_t stream) {
   auto* base = static_cast<uint8_t*>(ws.data);
-  const auto rows = static_cast<size_t>(layout.max_segments() * heads(args));
+  const auto rows = static_cast<size_t>(layout.max_partials() * heads(args));
   p.part_out = reinterpret_cast<float*>(base);
   const size_t out_bytes = align_workspace(rows * kDv * 4);
   p.part_lse = reinterpret_cast<float*>(base + out_bytes);
@@ -154,7 +160,7 @@ Status run_split(const AttendArgs& args, AttendParams p, const PlanLayout& layou
   }
   p.plan = plan_view(layout, plan_data);
   if (Status st = launch(p, static_cast<int>(layout.partitions), stream); !st.ok()) return st;
-  return launch_split_combine(p, stream);
+  return launch_split_combine(p, layout, stream);
 }
 
 }  // namespace smla::portable

@@ -65,12 +65,14 @@ std::string variant_name(const AttendArgs& a);
 AttendParams attend_params(const AttendArgs& args, int head_tiles);
 
 // The split strategy's plan layout for this call and about `partitions` CTAs' worth of work
-// units per head tile. When the call has no more tokens than that, the layout takes the
-// largest multiple of the token count, so that with equal lengths no partition straddles
-// two tokens: a straddling partition runs two items one after the other, each with its own
-// start (Q, indices, first gathers) and partial, and the slowest partition sets the call's
-// time (H200, V3.2 decode b = 2: 36 us at 66 partitions, 30 us at 64; docs/perf-notes.md).
-PlanLayout split_plan_layout(const AttendArgs& args, int64_t partitions);
+// units per head tile, the first whole_rounds * partitions tokens run whole (PlanLayout) and
+// the rest split. When there are no more split tokens than partitions, their entries are spread
+// over the largest multiple of their count, so that with equal lengths no partition
+// straddles two tokens: a straddling partition runs two items one after the other, each with
+// its own start (Q, indices, first gathers) and partial, and the slowest partition sets the
+// call's time (H200, V3.2 decode b = 2: 36 us at 66 partitions, 30 us at 64;
+// docs/perf-notes.md).
+PlanLayout split_plan_layout(const AttendArgs& args, int64_t partitions, int64_t whole_rounds = 0);
 // Bytes of workspace a split call needs: the f32 partials, plus room for a plan that attend
 // makes itself when the caller brings none.
 size_t split_workspace_bytes(const AttendArgs& args, const PlanLayout& layout);
@@ -81,7 +83,8 @@ Status make_split_plan(const AttendArgs& args, const PlanLayout& layout, void* p
 using AttendLaunch = Status (*)(const AttendParams& params, int units, cudaStream_t stream);
 
 // The split strategy: partials in the workspace, the plan (the caller's, or one made into
-// the workspace), `launch` over layout.partitions work units, then the combine kernel.
+// the workspace), `launch` over layout.partitions work units, then the combine kernel over
+// the split tokens.
 Status run_split(const AttendArgs& args, AttendParams params, const PlanLayout& layout,
                  Workspace ws, const Plan* plan, AttendLaunch launch, cudaStream_t stream);
 

@@ -457,7 +457,7 @@ class AttendCta {
 
 // One CTA per (work unit, head tile), the head tile fastest so the CTAs of one token run
 // together and share its rows in L2. A work unit is a token (one-pass) or a plan partition
-// (split), whose segments the CTA walks in order.
+// (split), whose items the CTA walks in order (this path's plans have no whole tokens).
 template <class MainRows, class ExtraRows, int MT>
 __global__ void __launch_bounds__(AttendConfig<MainRows, ExtraRows, MT>::THREADS, 1)
     attend_kernel(const __grid_constant__ AttendParams p) {
@@ -474,7 +474,7 @@ __global__ void __launch_bounds__(AttendConfig<MainRows, ExtraRows, MT>::THREADS
   const int end = p.plan.part_seg_begin[unit + 1];
   for (int s = p.plan.part_seg_begin[unit]; s < end; ++s) {
     const Segment seg = p.plan.segments[s];
-    cta.run_item(seg.token, head0, seg.lo, seg.hi, s);
+    cta.run_item(seg.token, head0, seg.lo, seg.hi, seg.partial);
   }
 }
 

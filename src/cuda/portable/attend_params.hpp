@@ -37,38 +37,51 @@ inline int32_t used_entries(const SelectionView& s, int64_t t) {
   return len < 0 ? 0 : (len < s.k ? len : s.k);
 }
 
-// A split-KV work item: entries [lo, hi) of token `token`'s concatenated list (main entries
-// first, then extra entries). Its partial result lives at row `segment id` of the partials.
+// A work item of a split launch: entries [lo, hi) of token `token`'s concatenated list (main
+// entries first, then extra entries). Its result is row `partial` of the f32 partials, or,
+// with partial = -1, the token's final outputs (the item is the whole token).
 struct Segment {
   int32_t token;
   int32_t lo;
   int32_t hi;
-  int32_t pad;
+  int32_t partial;
 };
 
 // The plan buffer: int32 words, laid out by PlanLayout. Every array is written by the plan
 // kernel on the device; the host only knows the sizes.
+//
+// The first whole_rounds * P tokens run whole (the Hopper path's rounds-and-tail schedule;
+// whole_rounds is 0 everywhere else): token t is one item of partition t % P, with no partial,
+// and a partition's whole tokens come before its segments of the split tokens, the rest.
 struct PlanLayout {
-  int64_t tokens = 0;      // T
-  int64_t partitions = 0;  // P: host-chosen from the SM count, so the grid needs no sync
+  int64_t tokens = 0;        // T
+  int64_t partitions = 0;    // P: work units per head tile, host-chosen from the SM count
+  int64_t whole_rounds = 0;  // whole tokens per partition
+  int64_t spread = 0;        // partitions that get the split tokens' entries (<= P), the rest none
 
-  int64_t max_segments() const { return tokens + partitions; }  // each boundary splits once
-  // [P + 1] segments of partition p are [part_seg_begin[p], part_seg_begin[p + 1])
+  int64_t first_split() const { return whole_rounds * partitions; }
+  int64_t split_tokens() const { return tokens - first_split(); }   // S
+  int64_t max_partials() const { return split_tokens() + spread; }  // each boundary splits once
+  int64_t max_segments() const { return first_split() + max_partials(); }
+  // [P + 1] items of partition p are segments [part_seg_begin[p], part_seg_begin[p + 1])
   int64_t part_seg_begin_offset() const { return 0; }
-  // [T + 1] segments of token t are [token_seg_begin[t], token_seg_begin[t + 1])
+  // [S + 1] partials of split token first_split() + i are rows [token_seg_begin[i], [i + 1])
   int64_t token_seg_begin_offset() const { return partitions + 1; }
-  // [T + 1] exclusive prefix sum of the per-token entry counts (the plan kernel's scratch)
-  int64_t work_prefix_offset() const { return token_seg_begin_offset() + tokens + 1; }
+  // [S + 1] exclusive prefix sum of the split tokens' entry counts (the plan kernel's scratch)
+  int64_t work_prefix_offset() const { return token_seg_begin_offset() + split_tokens() + 1; }
   // [max_segments] Segment, 16 B-aligned
-  int64_t segments_offset() const { return (work_prefix_offset() + tokens + 1 + 3) / 4 * 4; }
+  int64_t segments_offset() const {
+    return (work_prefix_offset() + split_tokens() + 1 + 3) / 4 * 4;
+  }
   int64_t bytes() const { return 4 * (segments_offset() + 4 * max_segments()); }
 };
 
 // Device pointers into a plan buffer.
 struct PlanView {
   const int32_t* part_seg_begin = nullptr;   // [P + 1]
-  const int32_t* token_seg_begin = nullptr;  // [T + 1]
-  const Segment* segments = nullptr;         // [T + P]
+  const int32_t* token_seg_begin = nullptr;  // [S + 1]
+  const Segment* segments = nullptr;         // [max_segments]
+  int32_t whole_rounds = 0;                  // PlanLayout::whole_rounds
 };
 
 struct AttendParams {
@@ -101,11 +114,11 @@ struct AttendParams {
   int64_t max_stride_t = 0;
   int64_t max_stride_h = 0;
 
-  // Split strategy: the plan and the f32 partials, one row per segment.
+  // Split strategies: the plan and the f32 partials, one row per segment of a split token.
   PlanView plan;
-  float* part_out = nullptr;  // [T + P, h_q, 512]
-  float* part_lse = nullptr;  // [T + P, h_q] natural log, +inf for a segment with no valid entry
-  float* part_max = nullptr;  // [T + P, h_q] scaled max logit, -inf for no valid entry
+  float* part_out = nullptr;  // [max_partials, h_q, 512]
+  float* part_lse = nullptr;  // [max_partials, h_q] natural log, +inf: no valid entry
+  float* part_max = nullptr;  // [max_partials, h_q] scaled max logit, -inf: no valid entry
 };
 
 }  // namespace smla::portable

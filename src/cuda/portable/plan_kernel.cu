@@ -1,14 +1,17 @@
-// The split-KV plan kernel: one block that spreads the selected entries of all tokens evenly
-// over P partitions, on the stream, from the lengths alone (no host synchronization, so a
+// The split-KV plan kernel: one block that spreads the selected entries of the split tokens
+// (PlanLayout: every token, or those after the whole rounds) evenly over the first `spread`
+// of the P partitions, on the stream, from the lengths alone (no host synchronization, so a
 // CUDA graph can capture it).
 //
-// The entries of every token, main then extra, are laid end to end: token t owns positions
-// [C_t, C_{t+1}) of [0, W) where C is the exclusive prefix sum of its used entry counts.
-// Partition p owns [B_p, B_{p+1}) with B_p = floor(p * W / P'), P' = min(P, W), so each
-// partition is non-empty and sizes differ by at most one. A segment is the intersection of a
-// token and a partition; segments are numbered by (token, partition), which is also
-// (partition, token) order, so each token's segments and each partition's segments are
-// contiguous ranges of one array.
+// The entries of every split token, main then extra, are laid end to end: split token i owns
+// positions [C_i, C_{i+1}) of [0, W) where C is the exclusive prefix sum of its used entry
+// counts. Partition p owns [B_p, B_{p+1}) with B_p = floor(p * W / P'), P' = min(spread, W),
+// so each partition below P' is non-empty and sizes differ by at most one; the rest are
+// empty. A segment is the intersection of a token and a partition; its partial row is its
+// rank in (token, partition) order, which is also (partition, token) order, so each token's
+// partials are a contiguous range of rows. Partition p's items are its whole tokens (p, p + P,
+// ..., whole_rounds of them), then its segments: contiguous in the segment array, whose
+// index is the item's rank in (partition, item) order.
 #include <cub/block/block_scan.cuh>
 
 #include "cuda/cuda_check.hpp"
@@ -24,12 +27,15 @@ using BlockScan = cub::BlockScan<int32_t, kPlanThreads>;
 struct PlanKernelParams {
   SelectionView main_sel;
   SelectionView extra_sel;
-  int32_t tokens;
-  int32_t partitions;
+  int32_t whole_rounds;      // whole tokens per partition
+  int32_t first_split;       // whole_rounds * P: the first split token
+  int32_t tokens;            // S: split tokens
+  int32_t partitions;        // P
+  int32_t spread;            // partitions that take the split tokens' entries
   int32_t* part_seg_begin;   // [P + 1]
-  int32_t* token_seg_begin;  // [T + 1]
-  int32_t* work_prefix;      // [T + 1]
-  Segment* segments;         // [T + P]
+  int32_t* token_seg_begin;  // [S + 1]
+  int32_t* work_prefix;      // [S + 1]
+  Segment* segments;         // [first_split + S + spread]
 };
 
 // The partition holding position x (0 <= x < W): the largest p with floor(p * W / P') <= x.
@@ -60,36 +66,51 @@ __device__ int32_t block_exclusive_scan(int32_t n, int32_t* out, BlockScan::Temp
   return carry;
 }
 
+__device__ int32_t entries_of(const PlanKernelParams& p, int64_t token) {
+  return used_entries(p.main_sel, token) + used_entries(p.extra_sel, token);
+}
+
 __global__ void __launch_bounds__(kPlanThreads) plan_kernel(const __grid_constant__ PlanKernelParams p) {
   __shared__ BlockScan::TempStorage tmp;
-  const int32_t work = block_exclusive_scan(p.tokens, p.work_prefix, tmp, [&](int32_t t) {
-    return used_entries(p.main_sel, t) + used_entries(p.extra_sel, t);
+  const int32_t work = block_exclusive_scan(p.tokens, p.work_prefix, tmp, [&](int32_t i) {
+    return entries_of(p, p.first_split + i);
   });
-  const int64_t parts = work < p.partitions ? work : p.partitions;  // P'
+  const int64_t parts = work < p.spread ? work : p.spread;  // P'
 
   const int32_t* c = p.work_prefix;
-  const int32_t segments = block_exclusive_scan(p.tokens, p.token_seg_begin, tmp, [&](int32_t t) {
-    if (c[t + 1] == c[t]) return 0;
-    return partition_of(c[t + 1] - 1, work, parts) - partition_of(c[t], work, parts) + 1;
+  const int32_t partials = block_exclusive_scan(p.tokens, p.token_seg_begin, tmp, [&](int32_t i) {
+    if (c[i + 1] == c[i]) return 0;
+    return partition_of(c[i + 1] - 1, work, parts) - partition_of(c[i], work, parts) + 1;
   });
 
-  for (int32_t t = threadIdx.x; t < p.tokens; t += kPlanThreads) {
-    const int32_t first = p.token_seg_begin[t];
-    const int32_t count = p.token_seg_begin[t + 1] - first;
+  // Partition `part`'s whole tokens come before its segments, and every earlier partition's
+  // items before them.
+  const int32_t w = p.whole_rounds;
+  for (int32_t i = threadIdx.x; i < p.tokens; i += kPlanThreads) {
+    const int32_t first = p.token_seg_begin[i];
+    const int32_t count = p.token_seg_begin[i + 1] - first;
     if (count == 0) continue;
-    const int32_t part0 = partition_of(c[t], work, parts);
+    const int32_t part0 = partition_of(c[i], work, parts);
     for (int32_t j = 0; j < count; ++j) {
       const int32_t part = part0 + j;
-      const int32_t begin = max(c[t], partition_begin(part, work, parts));
-      const int32_t end = min(c[t + 1], partition_begin(part + 1, work, parts));
-      p.segments[first + j] = Segment{t, begin - c[t], end - c[t], 0};
-      // The segment holding a partition's first position opens that partition.
-      if (begin == partition_begin(part, work, parts)) p.part_seg_begin[part] = first + j;
+      const int32_t row = first + j;
+      const int32_t begin = max(c[i], partition_begin(part, work, parts));
+      const int32_t end = min(c[i + 1], partition_begin(part + 1, work, parts));
+      p.segments[w * (part + 1) + row] =
+          Segment{p.first_split + i, begin - c[i], end - c[i], row};
+      // The segment holding a partition's first position opens that partition's segments.
+      if (begin == partition_begin(part, work, parts)) p.part_seg_begin[part] = w * part + row;
     }
   }
-  // Partitions past P' (fewer entries than partitions) are empty.
+  // Partitions past P' (fewer entries than partitions, or past the spread) have no segment.
   for (int64_t part = parts + threadIdx.x; part <= p.partitions; part += kPlanThreads) {
-    p.part_seg_begin[part] = segments;
+    p.part_seg_begin[part] = static_cast<int32_t>(w * part) + partials;
+  }
+  __syncthreads();  // part_seg_begin (global memory) is visible to the whole block after this
+  // Whole token t: item t / P of partition t % P.
+  for (int32_t t = threadIdx.x; t < p.first_split; t += kPlanThreads) {
+    const int32_t part = t % p.partitions;
+    p.segments[p.part_seg_begin[part] + t / p.partitions] = Segment{t, 0, entries_of(p, t), -1};
   }
 }
 
@@ -101,8 +122,11 @@ Status launch_plan(const SelectionView& main_sel, const SelectionView& extra_sel
   PlanKernelParams p{};
   p.main_sel = main_sel;
   p.extra_sel = extra_sel;
-  p.tokens = static_cast<int32_t>(layout.tokens);
+  p.whole_rounds = static_cast<int32_t>(layout.whole_rounds);
+  p.first_split = static_cast<int32_t>(layout.first_split());
+  p.tokens = static_cast<int32_t>(layout.split_tokens());
   p.partitions = static_cast<int32_t>(layout.partitions);
+  p.spread = static_cast<int32_t>(layout.spread);
   p.part_seg_begin = words + layout.part_seg_begin_offset();
   p.token_seg_begin = words + layout.token_seg_begin_offset();
   p.work_prefix = words + layout.work_prefix_offset();
@@ -114,7 +138,8 @@ Status launch_plan(const SelectionView& main_sel, const SelectionView& extra_sel
 PlanView plan_view(const PlanLayout& layout, const void* plan_data) {
   const auto* words = static_cast<const int32_t*>(plan_data);
   return PlanView{words + layout.part_seg_begin_offset(), words + layout.token_seg_begin_offset(),
-                  reinterpret_cast<const Segment*>(words + layout.segments_offset())};
+                  reinterpret_cast<const Segment*>(words + layout.segments_offset()),
+                  static_cast<int32_t>(layout.whole_rounds)};
 }
 
 }  // namespace smla::portable
