@@ -55,7 +55,7 @@ struct Segment {
 // and a partition's whole tokens come before its segments of the split tokens, the rest.
 struct PlanLayout {
   int64_t tokens = 0;        // T
-  int64_t partitions = 0;    // P: work units per head tile, host-chosen from the SM count
+  int64_t partitions = 0;    // P: work units per head tile, from the SM count (no grid sync)
   int64_t whole_rounds = 0;  // whole tokens per partition
   int64_t spread = 0;        // partitions that get the split tokens' entries (<= P), the rest none
 
