@@ -14,7 +14,7 @@ namespace {
 
 constexpr int kDv = 512;
 
-// Bytes of the f32 partials of a split schedule: out, lse and max per segment and head.
+// Bytes of the f32 partials of a split schedule: out, lse and max per partial row and head.
 size_t partials_bytes(const AttendArgs& a, const PlanLayout& layout) {
   const auto rows = static_cast<size_t>(layout.max_partials() * heads(a));
   return align_workspace(rows * kDv * 4) + 2 * align_workspace(rows * 4);

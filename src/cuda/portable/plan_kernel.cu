@@ -28,14 +28,13 @@ struct PlanKernelParams {
   SelectionView main_sel;
   SelectionView extra_sel;
   int32_t whole_rounds;      // whole tokens per partition
-  int32_t first_split;       // whole_rounds * P: the first split token
   int32_t tokens;            // S: split tokens
   int32_t partitions;        // P
   int32_t spread;            // partitions that take the split tokens' entries
   int32_t* part_seg_begin;   // [P + 1]
   int32_t* token_seg_begin;  // [S + 1]
   int32_t* work_prefix;      // [S + 1]
-  Segment* segments;         // [first_split + S + spread]
+  Segment* segments;         // [whole_rounds * P + S + spread]
 };
 
 // The partition holding position x (0 <= x < W): the largest p with floor(p * W / P') <= x.
@@ -72,8 +71,9 @@ __device__ int32_t entries_of(const PlanKernelParams& p, int64_t token) {
 
 __global__ void __launch_bounds__(kPlanThreads) plan_kernel(const __grid_constant__ PlanKernelParams p) {
   __shared__ BlockScan::TempStorage tmp;
+  const int32_t first_split = p.whole_rounds * p.partitions;  // whole tokens come first
   const int32_t work = block_exclusive_scan(p.tokens, p.work_prefix, tmp, [&](int32_t i) {
-    return entries_of(p, p.first_split + i);
+    return entries_of(p, first_split + i);
   });
   const int64_t parts = work < p.spread ? work : p.spread;  // P'
 
@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(kPlanThreads) plan_kernel(const __grid_constan
       const int32_t begin = max(c[i], partition_begin(part, work, parts));
       const int32_t end = min(c[i + 1], partition_begin(part + 1, work, parts));
       p.segments[w * (part + 1) + row] =
-          Segment{p.first_split + i, begin - c[i], end - c[i], row};
+          Segment{first_split + i, begin - c[i], end - c[i], row};
       // The segment holding a partition's first position opens that partition's segments.
       if (begin == partition_begin(part, work, parts)) p.part_seg_begin[part] = w * part + row;
     }
@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(kPlanThreads) plan_kernel(const __grid_constan
   }
   __syncthreads();  // part_seg_begin (global memory) is visible to the whole block after this
   // Whole token t: item t / P of partition t % P.
-  for (int32_t t = threadIdx.x; t < p.first_split; t += kPlanThreads) {
+  for (int32_t t = threadIdx.x; t < first_split; t += kPlanThreads) {
     const int32_t part = t % p.partitions;
     p.segments[p.part_seg_begin[part] + t / p.partitions] = Segment{t, 0, entries_of(p, t), -1};
   }
@@ -123,7 +123,6 @@ Status launch_plan(const SelectionView& main_sel, const SelectionView& extra_sel
   p.main_sel = main_sel;
   p.extra_sel = extra_sel;
   p.whole_rounds = static_cast<int32_t>(layout.whole_rounds);
-  p.first_split = static_cast<int32_t>(layout.first_split());
   p.tokens = static_cast<int32_t>(layout.split_tokens());
   p.partitions = static_cast<int32_t>(layout.partitions);
   p.spread = static_cast<int32_t>(layout.spread);
