@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "common/naive_attention.hpp"
-#include "common/scoped_env.hpp"
 #include "common/tolerance.hpp"
 #include "common/workload.hpp"
 #include "cuda/device_info.hpp"
@@ -204,8 +203,7 @@ TEST(GpuAttend, BothStrategiesMatchTheOracleWithAndWithoutPlan) {
 // one round of tokens per work unit (SMs / head tiles) plus a few, each with enough entries
 // to split. The quantized kernel (fp8_ds_mla with an extra pool, one head tile) and the
 // block-pair kernel (bf16, two head tiles, one padded), with lengths, sinks and poisoned
-// rows; the Hopper schedule is asserted on the shapes (any path runs the call). The schedule
-// is opt-in until measured (SMLA_HOPPER_ROUNDS_AND_TAIL=1).
+// rows; the Hopper schedule is asserted on the shapes (any path runs the call).
 std::vector<ProblemSpec> rounds_and_tail_specs(int sm_count) {
   PoolSpec v4_kv;
   v4_kv.format = KvFormat::fp8_ds_mla;
@@ -226,7 +224,6 @@ std::vector<ProblemSpec> rounds_and_tail_specs(int sm_count) {
 
 TEST(GpuAttend, RoundsAndTailMatchTheOracleAndRepeatBitwise) {
   SMLA_REQUIRE_GPU();
-  const ScopedEnv rounds_and_tail("SMLA_HOPPER_ROUNDS_AND_TAIL", "1");
   const cuda_backend::DeviceInfo* info = nullptr;
   ASSERT_TRUE(status_ok(cuda_backend::device_info(0, &info)));
   for (const ProblemSpec& s : rounds_and_tail_specs(info->sm_count)) {

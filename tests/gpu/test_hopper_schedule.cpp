@@ -5,10 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
-#include "common/scoped_env.hpp"
 #include "cuda/hopper/hopper_attention.hpp"
 #include "cuda/portable/attend_host.hpp"
 #include "gpu/gpu_harness.hpp"
@@ -35,7 +33,6 @@ AttendArgs shape_only_args(const AnchorShape& s) {
 }
 
 TEST(HopperSchedule, AnchorShapesTakeTheStrategyMeasuredFasterOnTheH200) {
-  const ScopedEnv rounds_and_tail("SMLA_HOPPER_ROUNDS_AND_TAIL", "1");  // opt-in for now
   cuda_backend::DeviceInfo h200;
   h200.cc_major = 9;
   h200.sm_count = 132;
@@ -68,22 +65,7 @@ TEST(HopperSchedule, AnchorShapesTakeTheStrategyMeasuredFasterOnTheH200) {
 // Rounds and tail on the V4 decode b = 148 row: 264 tokens run whole in two rounds over the
 // 132 units; the 32 left are spread over 128 of them (4 partitions per token, none
 // straddling two), and only they have partials.
-// Until rounds and tail is measured on a device it waits behind its switch: off, the rows
-// it would take run one pass.
-TEST(HopperSchedule, RoundsAndTailIsOptIn) {
-  const ScopedEnv unset("SMLA_HOPPER_ROUNDS_AND_TAIL");
-  unsetenv("SMLA_HOPPER_ROUNDS_AND_TAIL");
-  cuda_backend::DeviceInfo h200;
-  h200.cc_major = 9;
-  h200.sm_count = 132;
-  EXPECT_STREQ(hopper::schedule_name(shape_only_args({"", 296, 64, 512, 128, 512, ""}), h200),
-               "one pass");
-  EXPECT_STREQ(hopper::schedule_name(shape_only_args({"", 4096, 128, 576, 2048, 0, ""}), h200),
-               "one pass");
-}
-
 TEST(HopperSchedule, RoundsAndTailSplitsOnlyTheLastRound) {
-  const ScopedEnv rounds_and_tail("SMLA_HOPPER_ROUNDS_AND_TAIL", "1");
   const AttendArgs args = shape_only_args({"", 296, 64, 512, 128, 512, ""});
   const portable::PlanLayout layout = portable::split_plan_layout(args, 132, 2);
   EXPECT_EQ(layout.partitions, 132) << "the whole tokens go round every unit";

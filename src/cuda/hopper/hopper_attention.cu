@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "cuda/hopper/attend_variants.hpp"
@@ -46,14 +44,6 @@ constexpr portable::VariantLookups<AttendVariant> kVariants{
 
 // The CTAs of a one-pass launch, per head tile: at most one per SM (the ring takes most of
 // the shared memory), each walking every units-th token.
-// Rounds and tail waits for its first device run behind SMLA_HOPPER_ROUNDS_AND_TAIL=1 (no
-// device came in the session that built it; docs/perf-notes.md, Next). Read per call, so a
-// test turns it on for its own calls.
-bool rounds_and_tail_enabled() {
-  const char* on = std::getenv("SMLA_HOPPER_ROUNDS_AND_TAIL");
-  return on != nullptr && std::strcmp(on, "1") == 0;
-}
-
 int64_t one_pass_units(const AttendArgs& a, int head_tiles, const cuda_backend::DeviceInfo& info) {
   return std::min(tokens(a), std::max<int64_t>(1, info.sm_count / head_tiles));
 }
@@ -101,7 +91,7 @@ Schedule make_schedule(const AttendArgs& a, const cuda_backend::DeviceInfo& info
   const int64_t whole = (rounds - 1) * units;  // tokens of the full rounds
   const double tail_steps = static_cast<double>((rounds - 1) * steps_per_token) +
                             split_steps(tokens(a) - whole);
-  if (rounds >= 2 && rounds_and_tail_enabled() && tail_steps < one_pass_steps) {
+  if (rounds >= 2 && tail_steps < one_pass_steps) {
     s.strategy = kRoundsAndTail;
     s.partitions = units;  // the whole tokens' round robin: one unit per SM and head tile
     s.whole_rounds = rounds - 1;
