@@ -57,7 +57,9 @@ int64_t one_pass_units(const AttendArgs& a, int head_tiles, const cuda_backend::
 //     (token, head tile) row set of partials (H200, docs/perf-notes.md);
 //   rounds and tail: one pass for the full rounds, then the last round's tokens split over
 //     every CTA (V4 decode b = 148: 296 tokens on 132 CTAs, 3 rounds of 10 steps where 2.24
-//     would do; a prefill chunk of 4096 tokens: 62 rounds of 66 and 4 tokens left).
+//     would do), taken only where it saves at least kMinTailGain of one pass (a prefill chunk
+//     of 4096 tokens, 62 rounds of 66 CTAs and 4 tokens left, saves 1.3-2.8% and stays one
+//     pass).
 // Only where one pass beats the split does the tail take its place: the estimate counts k
 // entries per token, and a split's even share also absorbs unequal lengths, which one pass's
 // rounds do not (the top-k 16384 decode rows, whose cache lengths vary, stay split). Split
@@ -70,6 +72,11 @@ Schedule make_schedule(const AttendArgs& a, const cuda_backend::DeviceInfo& info
   constexpr int64_t kMinSplitEntries = 256;
   constexpr double kSplitStartSteps = 2.0;
   constexpr double kCombineStepsPerRowSet = 0.04;
+  // The tail must save more than its split costs beyond this estimate. On an H100 the
+  // prefill rows' predicted 1.3-2.8% became 0.7-2.5% losses (30-45 us of partial writes,
+  // combine and an item start per CTA in the block-pair kernel), while V4 decode b = 148's
+  // predicted 12% gave 10% (docs/perf-notes.md).
+  constexpr double kMinTailGain = 0.05;
   const int64_t sms = info.sm_count;
   // The main and extra ranges step separately.
   const int64_t steps_per_token = (a.indices.shape[1] + 63) / 64 + (extra_entries(a) + 63) / 64;
@@ -91,7 +98,7 @@ Schedule make_schedule(const AttendArgs& a, const cuda_backend::DeviceInfo& info
   const int64_t whole = (rounds - 1) * units;  // tokens of the full rounds
   const double tail_steps = static_cast<double>((rounds - 1) * steps_per_token) +
                             split_steps(tokens(a) - whole);
-  if (rounds >= 2 && tail_steps < one_pass_steps) {
+  if (rounds >= 2 && tail_steps < (1.0 - kMinTailGain) * one_pass_steps) {
     s.strategy = kRoundsAndTail;
     s.partitions = units;  // the whole tokens' round robin: one unit per SM and head tile
     s.whole_rounds = rounds - 1;
