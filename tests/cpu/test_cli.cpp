@@ -506,6 +506,18 @@ TEST_F(Cli, BenchHeadsRunsEveryRowWithThatHeadCount) {
   expect_bench_rejects("--heads", {"0", "129", "x"});
 }
 
+// --tokens sets T of the prefill rows only: decode rows keep their batch and tokens per
+// request (the CPU's quick decode rows have 2).
+TEST_F(Cli, BenchTokensRunsEveryPrefillRowWithThatTokenCount) {
+  const CliResult r = run_passing_bench("--tokens 3");
+  EXPECT_NE(r.out.find("\"shape\":\"T=3 h_q=128"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"shape\":\"T=3 h_q=64"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"shape\":\"b=2 s_q=1 h_q=128"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"shape\":\"b=2 s_q=1 h_q=64"), std::string::npos) << r.out;
+
+  expect_bench_rejects("--tokens", {"0", "65537", "x"});
+}
+
 TEST_F(Cli, BenchSigmaSetsTheSpreadOfEveryRowsData) {
   const CliResult plain = run_passing_bench("");
   EXPECT_NE(plain.out.find("\"sigma\":0.1"), std::string::npos) << plain.out;

@@ -113,8 +113,9 @@ BenchReport run_cpu_bench(const BenchOptions& options, const std::string& note) 
   // A row's seed is its position, so a row has the same data whichever rows run with it.
   uint64_t seed = 2026;
   for (const CpuWorkload& entry : cpu_workloads()) {
-    Workload workload = options.adjusted(entry.shape);
-    workload.tokens = options.quick ? entry.quick_tokens : entry.tokens;
+    Workload shape = entry.shape;
+    shape.tokens = options.quick ? entry.quick_tokens : entry.tokens;
+    const Workload workload = options.adjusted(shape);
     if (options.selects(workload)) report.rows.push_back(run_row(workload, reps, seed));
     ++seed;
   }

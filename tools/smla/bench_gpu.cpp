@@ -314,13 +314,13 @@ std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::strin
     for (const SelectedRow& selection : selected) {
       const Anchor& anchor = kAnchors[selection.anchor];
       BenchRow row;
-      // FlashMLA's figure is for the anchor's own head count and formats: a row run with
-      // others (--heads, --format) has none to compare. It stands at any --sigma: FlashMLA's
+      // FlashMLA's figure is for the anchor's own token and head counts and formats: a row
+      // run with others (--tokens, --heads, --format) has none to compare. It stands at any --sigma: FlashMLA's
       // kernels do the same work whatever the values (it has no residual product to add).
       const Workload own = anchor_workload(anchor);
       const Workload& ran = selection.workload;
-      if (ran.h_q == own.h_q && ran.main.format == own.main.format &&
-          ran.extra.format == own.extra.format) {
+      if (ran.tokens == own.tokens && ran.h_q == own.h_q &&
+          ran.main.format == own.main.format && ran.extra.format == own.extra.format) {
         row.anchor_us = anchor.flashmla_us;
       }
       // A row's seed is its position, so a row has the same data whichever rows run with it.

@@ -27,6 +27,7 @@ std::string check_text(const BenchRow& row) {
 
 Workload BenchOptions::adjusted(Workload workload) const {
   if (heads > 0) workload.h_q = heads;
+  if (prefill_tokens > 0 && !workload.decode) workload.tokens = prefill_tokens;
   if (format) {
     workload.main.format = *format;
     // A row without an extra pool keeps its (unused) default: FlashMLA's figure stands

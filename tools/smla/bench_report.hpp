@@ -22,11 +22,12 @@ struct BenchOptions {
   bool json = false;
   std::string match;  // non-empty: only rows whose "shape format" text contains it
   int heads = 0;      // > 0: every row runs with this h_q instead of its own (--heads)
+  int64_t prefill_tokens = 0;      // > 0: every prefill row runs with this T (--tokens)
   std::optional<KvFormat> format;  // every row's pools in this format (--format)
   double sigma = kBenchSigma;      // spread of the random q and kv (--sigma)
 
-  // `workload` with --heads, --format and --sigma applied: what a row runs and what --match
-  // sees.
+  // `workload` with --heads, --tokens, --format and --sigma applied: what a row runs and what
+  // --match sees.
   Workload adjusted(Workload workload) const;
   // Whether a row of (adjusted) `workload` runs: its kind per --rows, its text per --match,
   // and pools whose format holds its d_qk (--format int8_ds_mla leaves out the d_qk 576 rows).

@@ -18,8 +18,8 @@ namespace {
 
 const CommandSpec kSpec{
     "bench",
-    "smla bench [--rows prefill|decode|all] [--match TEXT] [--heads N] [--format F] [--sigma S]\n"
-    "                  [--reps N] [--backend B] [--quick]",
+    "smla bench [--rows prefill|decode|all] [--match TEXT] [--heads N] [--tokens N] [--format F]\n"
+    "                  [--sigma S] [--reps N] [--backend B] [--quick]",
     "Runs DeepSeek-V3.2 (d_qk 576, fp8_v32, 128 heads, top-k 2048) and V4 (d_qk 512, fp8_ds_mla,\n"
     "64 heads, sink, extra pool) shaped prefill and decode workloads. Each row is first checked\n"
     "against a float64 evaluation of SPEC section 1 on a sample of tokens with SPEC's tolerances;\n"
@@ -33,6 +33,9 @@ const CommandSpec kSpec{
      {"--heads", "N",
       "run every row with h_q = N (1..128) instead of its own; such a GPU row has no FlashMLA "
       "figure"},
+     {"--tokens", "N",
+      "run every prefill row with T = N query tokens (1..65536) instead of its own (4096 on a "
+      "GPU); such a GPU row has no FlashMLA figure. Decode rows keep theirs"},
      {"--format", "F",
       "run every row with its pools in format F (bf16, fp8_v32, fp8_ds_mla, int8_ds_mla), "
       "leaving out the rows whose d_qk F cannot hold; a GPU row whose formats then differ from "
@@ -86,6 +89,7 @@ int bench_command(const std::vector<std::string>& argv) {
   options.json = args.json();
   options.match = args.value("--match").value_or("");
   options.heads = static_cast<int>(args.integer("--heads", 0, 1, 128));
+  options.prefill_tokens = args.integer("--tokens", 0, 1, 65536);
   if (args.value("--format")) options.format = format_option(args, "--format");
   // Up to 8: beyond |V| ~ 65 SPEC's bound cannot hold for bf16 products at all
   // (src/cuda/hopper/p_rounding.hpp), and N(0, 8^2) peaks near 45.
