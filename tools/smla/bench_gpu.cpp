@@ -315,8 +315,9 @@ std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::strin
       const Anchor& anchor = kAnchors[selection.anchor];
       BenchRow row;
       // FlashMLA's figure is for the anchor's own token and head counts and formats: a row
-      // run with others (--tokens, --heads, --format) has none to compare. It stands at any --sigma: FlashMLA's
-      // kernels do the same work whatever the values (it has no residual product to add).
+      // run with others (--tokens, --heads, --format) has none to compare. It stands at any
+      // --sigma: FlashMLA's kernels do the same work whatever the values (it has no residual
+      // product to add).
       const Workload own = anchor_workload(anchor);
       const Workload& ran = selection.workload;
       if (ran.tokens == own.tokens && ran.h_q == own.h_q &&
