@@ -37,6 +37,14 @@ inline int32_t used_entries(const SelectionView& s, int64_t t) {
   return len < 0 ? 0 : (len < s.k ? len : s.k);
 }
 
+// The entries of token t's concatenated list in use: its main list's, then its extra list's.
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+inline int32_t used_entries(const SelectionView& main, const SelectionView& extra, int64_t t) {
+  return used_entries(main, t) + used_entries(extra, t);
+}
+
 // A work item of a split launch: entries [lo, hi) of token `token`'s concatenated list (main
 // entries first, then extra entries). Its result is row `partial` of the f32 partials, or,
 // with partial = -1, the token's final outputs (the item is the whole token).

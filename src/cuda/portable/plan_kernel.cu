@@ -65,15 +65,11 @@ __device__ int32_t block_exclusive_scan(int32_t n, int32_t* out, BlockScan::Temp
   return carry;
 }
 
-__device__ int32_t entries_of(const PlanKernelParams& p, int64_t token) {
-  return used_entries(p.main_sel, token) + used_entries(p.extra_sel, token);
-}
-
 __global__ void __launch_bounds__(kPlanThreads) plan_kernel(const __grid_constant__ PlanKernelParams p) {
   __shared__ BlockScan::TempStorage tmp;
   const int32_t first_split = p.whole_rounds * p.partitions;  // whole tokens come first
   const int32_t work = block_exclusive_scan(p.tokens, p.work_prefix, tmp, [&](int32_t i) {
-    return entries_of(p, first_split + i);
+    return used_entries(p.main_sel, p.extra_sel, first_split + i);
   });
   const int64_t parts = work < p.spread ? work : p.spread;  // P'
 
@@ -110,7 +106,8 @@ __global__ void __launch_bounds__(kPlanThreads) plan_kernel(const __grid_constan
   // Whole token t: item t / P of partition t % P.
   for (int32_t t = threadIdx.x; t < first_split; t += kPlanThreads) {
     const int32_t part = t % p.partitions;
-    p.segments[p.part_seg_begin[part] + t / p.partitions] = Segment{t, 0, entries_of(p, t), -1};
+    p.segments[p.part_seg_begin[part] + t / p.partitions] =
+        Segment{t, 0, used_entries(p.main_sel, p.extra_sel, t), -1};
   }
 }
 
