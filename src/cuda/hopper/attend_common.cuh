@@ -68,7 +68,7 @@ __device__ __forceinline__ void for_each_item(const AttendParams& p, int unit, i
   if (p.plan.segments == nullptr) {
 #pragma unroll 1
     for (int t = unit; t < p.tokens; t += units) {
-      f(t, 0, used_entries(p.main_sel, t) + used_entries(p.extra_sel, t), -1);
+      f(t, 0, used_entries(p.main_sel, p.extra_sel, t), -1);
     }
     return;
   }

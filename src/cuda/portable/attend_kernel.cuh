@@ -467,7 +467,7 @@ __global__ void __launch_bounds__(AttendConfig<MainRows, ExtraRows, MT>::THREADS
   const int head0 = static_cast<int>(blockIdx.x % p.head_tiles) * C::HT;
   const int unit = static_cast<int>(blockIdx.x / p.head_tiles);
   if (p.plan.segments == nullptr) {
-    const int n = used_entries(p.main_sel, unit) + used_entries(p.extra_sel, unit);
+    const int n = used_entries(p.main_sel, p.extra_sel, unit);
     cta.run_item(unit, head0, 0, n, -1);
     return;
   }
