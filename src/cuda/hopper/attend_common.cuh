@@ -19,6 +19,7 @@
 #include "cuda/ptx/tma.cuh"
 #include "cuda/ptx/warpgroup.cuh"
 #include "cuda/ptx/wgmma.cuh"
+#include "cuda/timeline.hpp"
 
 namespace smla::hopper {
 
@@ -87,15 +88,21 @@ __device__ __forceinline__ int cta_head0(const AttendParams& p) {
 }
 
 // Runs a warpgroup role over this CTA's work items: role.run_item(token, head0, lo, hi,
-// segment) per item of unit blockIdx.x / head_tiles.
+// segment) per item of unit blockIdx.x / head_tiles. Thread 0 is the producer's first, thread
+// 128 consumer 0's: they mark the roles' timeline points.
 template <class Role>
 __device__ __forceinline__ void run_items(const AttendParams& p, Role& role) {
   const int head0 = cta_head0(p);
   const int unit = static_cast<int>(blockIdx.x / p.head_tiles);
   const int units = static_cast<int>(gridDim.x / p.head_tiles);
+  bool first = true;
   for_each_item(p, unit, units, [&](int token, int lo, int hi, int segment) {
+    timeline::mark(p.timeline, timeline::kProducerStart, first && threadIdx.x == 0);
+    first = false;
     role.run_item(token, head0, lo, hi, segment);
   });
+  timeline::mark(p.timeline, timeline::kProducerDone, threadIdx.x == 0);
+  timeline::mark(p.timeline, timeline::kConsumerDone, threadIdx.x == 128);
 }
 
 // Called by every consumer thread when it starts: copies the sink values of the CTA's head tile
@@ -198,6 +205,7 @@ __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
                                           int lane, int row0, const float (&o)[128],
                                           const float (&top)[2], const float (&l_share)[2],
                                           int token, int head0, int segment) {
+  timeline::mark(p.timeline, timeline::kResultsBegin, threadIdx.x == 128);
   float row_l[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -266,6 +274,7 @@ __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
       }
     }
   }
+  timeline::mark(p.timeline, timeline::kResultsWritten, threadIdx.x == 128);
 }
 
 // Launches an attention kernel of THREADS threads and SMEM_BYTES of dynamic shared memory

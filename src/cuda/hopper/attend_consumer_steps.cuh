@@ -134,6 +134,7 @@ class ConsumerBase : protected OnlineSoftmaxRows {
   __device__ int consume_item(int token, int lo, int hi, int kv_row0, WhileS&& while_s,
                               Consume&& consume) {
     ptx::mbarrier_wait(s_.q_full(), item_ & 1);
+    timeline::mark(p_.timeline, timeline::kConsumerQ, item_ == 0 && threadIdx.x == 128);
     // Q arrives by TMA, or by cp.async when the map cannot describe q (issue_q_tile): the
     // cp.async writes are not the async proxy's, so order them before wgmma reads.
     ptx::fence_proxy_async_shared();
@@ -142,9 +143,13 @@ class ConsumerBase : protected OnlineSoftmaxRows {
     if (steps > 0) {
       float s[R];  // S of the step being consumed
       wait_stage();
+      timeline::mark(p_.timeline, timeline::kConsumerFirstStage,
+                     item_ == 0 && threadIdx.x == 128);
       issue_s<0, C::D_BLOCKS>(s, kv_row0);
       while_s();
       wait_s(s);
+      timeline::mark(p_.timeline, timeline::kConsumerFirstS, item_ == 0 && threadIdx.x == 128,
+                     __float_as_uint(s[0]));
 #pragma unroll 1
       for (int i = 0; i < steps; ++i) consume(s, i + 1 < steps);
     } else {

@@ -175,6 +175,8 @@ class Producer {
     bool valid[kRounds];
     RowAddr addr[kRounds];
     const int stage = claim_stage<Rows>(pool, slot, valid, addr);
+    timeline::mark(p_.timeline, timeline::kFirstSlots, step_ == 0 && threadIdx.x == 0,
+                   static_cast<uint32_t>(slot[0]));
     uint8_t* tile = s_.stage(stage);
     if constexpr (Rows::kQuantPieces > 0) prefetch_rows<Rows>(pool, next);
 #pragma unroll
@@ -184,6 +186,8 @@ class Producer {
       RowPieces<Rows> pieces[kRounds];
 #pragma unroll
       for (int k = 0; k < kRounds; ++k) load_row<Rows>(addr[k], valid[k], pieces[k]);
+      timeline::mark(p_.timeline, timeline::kFirstRows, step_ == 0 && threadIdx.x == 0,
+                     pieces[0].bits[0].x ^ pieces[kRounds - 1].bits[0].x);
 #pragma unroll
       for (int k = 0; k < kRounds; ++k) store_row<Rows>(pieces[k], tile, row_of(k), scale_bits);
     }
@@ -229,6 +233,8 @@ class Producer {
     }
     ptx::cp_async_mbarrier_arrive(s_.full(stage));
     ptx::mbarrier_arrive(s_.full(stage));
+    timeline::mark(p_.timeline, timeline::kFirstStage, step_ == 0 && threadIdx.x == 0);
+    timeline::mark(p_.timeline, timeline::kLastStage, threadIdx.x == 0);
     ++step_;
   }
 
@@ -421,6 +427,7 @@ __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
   extern __shared__ __align__(16) uint8_t smem_raw[];
   uint8_t* base = smem_raw + ((1024 - ptx::smem_u32(smem_raw) % 1024) % 1024);
   const SharedState<C> s(base);
+  timeline::mark(p.timeline, timeline::kEntry, threadIdx.x == 0);
   if (threadIdx.x == 0) {
     for (int i = 0; i < C::STAGES; ++i) {
       ptx::mbarrier_init(s.full(i), 128);

@@ -10,6 +10,7 @@
 #include "cuda/hopper/attend_variants.hpp"
 #include "cuda/hopper/v_bounds.hpp"
 #include "cuda/portable/attend_host.hpp"
+#include "cuda/timeline.hpp"
 #include "smla_build_config.hpp"
 
 namespace smla::hopper {
@@ -184,7 +185,7 @@ bool uses_v_bounds(const AttendArgs& args) { return tables_fit(args, v_bounds_by
 Status workspace_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info,
                       size_t* bytes) {
   const Schedule s = make_schedule(args, info);
-  *bytes = v_bounds_bytes(args);
+  *bytes = timeline::kBytes + v_bounds_bytes(args);
   if (s.strategy != kOnePass) *bytes += portable::split_workspace_bytes(args, plan_layout(args, s));
   return Status::success();
 }
@@ -202,6 +203,10 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
   if (tokens(args) == 0) return Status::success();
   const AttendVariant* variant = portable::find_variant(args, kVariants);
   portable::AttendParams p = portable::attend_params(args, s.head_tiles);
+  if constexpr (timeline::kEnabled) {
+    p.timeline = static_cast<uint64_t*>(ws.data);
+    ws = {static_cast<uint8_t*>(ws.data) + timeline::kBytes, ws.bytes - timeline::kBytes};
+  }
   const size_t table_bytes = v_bounds_bytes(args);
   if (tables_fit(args, table_bytes)) {
     auto* table = static_cast<uint32_t*>(ws.data);

@@ -296,6 +296,7 @@ class PairConsumer : OnlineSoftmaxRows {
 
   __device__ void run_item(int token, int head0, int lo, int hi, int segment) {
     ptx::mbarrier_wait(s_.q_full(), item_ & 1);
+    timeline::mark(p_.timeline, timeline::kConsumerQ, item_ == 0 && threadIdx.x == 128);
     start_item();
     const int pairs = PairBlocks(p_, token, lo, hi).pairs();
     float s[32];
@@ -314,14 +315,17 @@ class PairConsumer : OnlineSoftmaxRows {
   __device__ void issue_s_and_wait(float (&s)[32], int ahead) {
     const uint32_t parity = (pair_ + ahead) & 1;
     const int first = c_;  // the half holding this consumer's own half of V
+    const bool cta_first = pair_ + ahead == 0 && threadIdx.x == 128;
     ptx::mbarrier_wait(s_.ready(c_, first), parity);
     issue_s_half(s, first, true);
     ptx::mbarrier_wait(s_.ready(c_, 1 - first), parity);
+    timeline::mark(p_.timeline, timeline::kConsumerFirstStage, cta_first);
     issue_s_half(s, 1 - first, false);
     ptx::wgmma_commit();
     scan_v();
     ptx::wgmma_wait<0>();
     ptx::wgmma_fence_operands(s);
+    timeline::mark(p_.timeline, timeline::kConsumerFirstS, cta_first, __float_as_uint(s[0]));
   }
   __device__ void issue_s_half(float (&s)[32], int h, bool overwrite) {
     if (h == kHalfL) {
@@ -684,6 +688,7 @@ __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
   extern __shared__ __align__(16) uint8_t smem_raw[];
   uint8_t* base = smem_raw + ((1024 - ptx::smem_u32(smem_raw) % 1024) % 1024);
   const PairShared<C> s(base);
+  timeline::mark(p.timeline, timeline::kEntry, threadIdx.x == 0);
   if (threadIdx.x == 0) {
     for (int i = 0; i < 4; ++i) ptx::mbarrier_init(s.bars() + C::BAR_READY + i, 128);
     // Half R of buffer 0 is last read by consumer 1, but it also holds consumer 0's P tile

@@ -7,6 +7,7 @@
 
 #include "cuda/portable/combine_kernel.hpp"
 #include "cuda/portable/plan_kernel.hpp"
+#include "cuda/timeline.hpp"
 #include "smla/format.hpp"
 
 namespace smla::portable {
@@ -115,6 +116,7 @@ Status launch_split_combine(const AttendParams& p, const PlanLayout& layout,
   c.max_logits = p.max_logits != nullptr ? p.max_logits + first * p.max_stride_t : nullptr;
   c.res_max_stride_t = p.max_stride_t;
   c.res_max_stride_h = p.max_stride_h;
+  c.timeline = p.timeline != nullptr ? p.timeline + timeline::kAttendWords : nullptr;
   return launch_combine(c, stream, "smla::attend");
 }
 

@@ -127,6 +127,9 @@ struct AttendParams {
   float* part_out = nullptr;  // [max_partials, h_q, 512]
   float* part_lse = nullptr;  // [max_partials, h_q] natural log, +inf: no valid entry
   float* part_max = nullptr;  // [max_partials, h_q] scaled max logit, -inf: no valid entry
+
+  // Timeline builds (cuda/timeline.hpp): the Hopper kernels' per-CTA marks, else null.
+  uint64_t* timeline = nullptr;
 };
 
 }  // namespace smla::portable

@@ -7,6 +7,7 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/portable/combine_kernel.hpp"
 #include "cuda/ptx/warp_reduce.cuh"
+#include "cuda/timeline.hpp"
 #include "formats/numeric.hpp"
 
 namespace smla::portable {
@@ -28,6 +29,7 @@ template <typename PartialT>
 __global__ void __launch_bounds__(kWarps * 32)
     combine_kernel(const __grid_constant__ CombineParams<PartialT> p) {
   const int lane = static_cast<int>(threadIdx.x % 32);
+  timeline::mark(p.timeline, timeline::kCombinePoints, timeline::kCombineEntry, threadIdx.x == 0);
   const int64_t row = int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;
   if (row >= int64_t{p.tokens} * p.h_q) return;  // whole warps: the shuffles see 32 lanes
   const int64_t t = row / p.h_q;
@@ -113,6 +115,8 @@ __global__ void __launch_bounds__(kWarps * 32)
     if (p.lse) p.lse[t * p.res_lse_stride_t + h * p.res_lse_stride_h] = lse;
     if (p.max_logits) p.max_logits[t * p.res_max_stride_t + h * p.res_max_stride_h] = max_logit;
   }
+  // The block's last warp to get here sets the exit (warps in order of finishing overwrite).
+  timeline::mark(p.timeline, timeline::kCombinePoints, timeline::kCombineExit, lane == 0);
 }
 
 }  // namespace

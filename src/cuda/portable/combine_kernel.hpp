@@ -41,6 +41,8 @@ struct CombineParams {
   float* max_logits = nullptr;  // optional [T, h_q]
   int64_t res_max_stride_t = 0;
   int64_t res_max_stride_h = 0;
+  // Timeline builds (cuda/timeline.hpp): per-block entry and exit marks, else null.
+  uint64_t* timeline = nullptr;
 };
 
 template <typename PartialT>

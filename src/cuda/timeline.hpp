@@ -1,0 +1,95 @@
+// Kernel timelines, a diagnostic of builds configured with -DSMLA_KERNEL_TIMELINE=ON: the
+// Hopper attention kernels record, per CTA, when fixed points of its work were reached
+// (%globaltimer, ns, one clock for every SM), and the combine kernel when each of its blocks
+// started and ended; `smla bench --timeline` prints them. The records take the first kBytes of
+// the Hopper path's workspace (workspace_size counts them), so nothing is allocated behind the
+// caller. In every other build kBytes is 0 and mark() compiles to nothing: the kernels'
+// machine code is that of a build without it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace smla::timeline {
+
+#if defined(SMLA_KERNEL_TIMELINE)
+inline constexpr bool kEnabled = true;
+#else
+inline constexpr bool kEnabled = false;
+#endif
+
+// The points of an attention CTA. The producer's are marked by its thread 0, the consumers'
+// by consumer 0's thread 0; "first" points keep the CTA's first occurrence, the others its
+// last. A point the CTA never reaches stays 0.
+enum Point : int {
+  kEntry,               // kernel entered
+  kProducerStart,       // producer: its first item begins (after the barrier and setmaxnreg)
+  kFirstSlots,          // quantized producer: the first step's slot ids have arrived
+  kFirstRows,           // quantized producer: the first step's quantized pieces have arrived
+  kFirstStage,          // quantized producer: the first stage handed over (dequantized)
+  kLastStage,           // quantized producer: the last stage handed over
+  kProducerDone,        // producer: every item's loads issued
+  kConsumerQ,           // consumer 0: the first item's Q has landed
+  kConsumerFirstStage,  // consumer 0: the first item's first rows are ready
+  kConsumerFirstS,      // consumer 0: the first item's first S is done
+  kResultsBegin,        // consumer 0: the last item's steps done, its results begin
+  kResultsWritten,      // consumer 0: the last item's results stored (issued, not landed)
+  kConsumerDone,        // consumer 0: done
+  kPoints
+};
+
+inline constexpr const char* kPointNames[kPoints] = {
+    "kernel entered",
+    "producer: first item begins",
+    "producer: first slot ids arrived",
+    "producer: first quantized rows arrived",
+    "producer: first stage handed over",
+    "producer: last stage handed over",
+    "producer: every load issued",
+    "consumer 0: first Q landed",
+    "consumer 0: first rows ready",
+    "consumer 0: first S done",
+    "consumer 0: last item's results begin",
+    "consumer 0: last item's results stored",
+    "consumer 0: done",
+};
+
+// The combine kernel's two points per block.
+enum CombinePoint : int { kCombineEntry, kCombineExit, kCombinePoints };
+
+// CTAs (and combine blocks) past the first kMaxCtas record nothing.
+inline constexpr int kMaxCtas = 1024;
+// The records: [kMaxCtas][kPoints] attention marks, then [kMaxCtas][kCombinePoints].
+inline constexpr size_t kAttendWords = size_t{kMaxCtas} * kPoints;
+inline constexpr size_t kCombineWords = size_t{kMaxCtas} * kCombinePoints;
+inline constexpr size_t kBytes = kEnabled ? 8 * (kAttendWords + kCombineWords) : 0;
+static_assert(kBytes % 256 == 0, "the workspace regions after the records stay aligned");
+
+#if defined(__CUDACC__)
+// Records `point` (an index into this CTA's row of `records`) when `when` holds and records
+// exist. `after` is a value the mark waits for, e.g. a loaded word: the timer is read only once
+// that load has arrived. Without SMLA_KERNEL_TIMELINE it is empty, and its side-effect-free
+// arguments compile to nothing.
+__device__ __forceinline__ void mark(uint64_t* records, int row_words, int point, bool when,
+                                     uint32_t after = 0) {
+#if defined(SMLA_KERNEL_TIMELINE)
+  if (!when || records == nullptr || blockIdx.x >= kMaxCtas) return;
+  uint64_t t;
+  asm volatile("{\n .reg .u32 after;\n mov.u32 after, %1;\n mov.u64 %0, %%globaltimer;\n}\n"
+               : "=l"(t)
+               : "r"(after)
+               : "memory");
+  records[blockIdx.x * row_words + point] = t;
+#else
+  (void)records, (void)row_words, (void)point, (void)when, (void)after;
+#endif
+}
+
+// An attention CTA's point.
+__device__ __forceinline__ void mark(uint64_t* records, Point point, bool when,
+                                     uint32_t after = 0) {
+  mark(records, kPoints, point, when, after);
+}
+#endif
+
+}  // namespace smla::timeline
