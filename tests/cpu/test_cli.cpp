@@ -536,6 +536,19 @@ TEST_F(Cli, BenchSigmaSetsTheSpreadOfEveryRowsData) {
   expect_bench_rejects("--sigma", {"0", "-1", "9", "nan", "1x"});
 }
 
+// --timeline needs a timeline build and the Hopper path: without either it is a usage error
+// that names what is missing (a build without the timeline says how to configure one).
+TEST_F(Cli, BenchTimelineNeedsATimelineBuildAndTheHopperPath) {
+  for (const char* backend : {"cpu", "auto"}) {
+    const CliResult r =
+        run_cli(std::string("bench --quick --timeline --backend ") + backend + " 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_TRUE(r.out.find("-DSMLA_KERNEL_TIMELINE=ON") != std::string::npos ||
+                r.out.find("--backend hopper") != std::string::npos)
+        << r.out;
+  }
+}
+
 TEST_F(Cli, BenchFormatRunsTheRowsItCanHoldInThatFormat) {
   // int8_ds_mla holds d_qk 512 only: the V4 rows run, every pool (extra too) in int8_ds_mla;
   // the V3.2 rows (d_qk 576) are left out.

@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <iterator>
@@ -17,7 +18,9 @@
 #include <string>
 
 #include "bench_anchors.hpp"
+#include "bench_timeline.hpp"
 #include "cli.hpp"
+#include "cuda/timeline.hpp"
 #include "cuda_devices.hpp"
 #include "smla/ops.hpp"
 #include "stopwatch.hpp"
@@ -79,11 +82,16 @@ class Timer {
     cudaEventDestroy(stop_);
   }
 
+  // Evicts L2 by writing a buffer larger than it. A different byte each repetition, so the
+  // flush is real writes and not a no-op pattern.
+  void flush_l2(int rep) {
+    cuda_check(cudaMemsetAsync(flush_.get(), rep & 0xff, flush_.bytes(), stream_), "L2 flush");
+  }
+
   double median_seconds(int reps, const std::function<void()>& work) {
     std::vector<double> times;
     for (int r = 0; r < reps; ++r) {
-      // A different byte each time, so the flush is real writes and not a no-op pattern.
-      cuda_check(cudaMemsetAsync(flush_.get(), r & 0xff, flush_.bytes(), stream_), "L2 flush");
+      flush_l2(r);
       cuda_check(cudaEventRecord(start_, stream_), "cudaEventRecord");
       work();
       cuda_check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
@@ -181,9 +189,29 @@ std::string describe(const Status& status) {
   return status.message() + " [" + status_code_name(status.code()) + "]";
 }
 
-// One anchor row. Returns false, with `*why_not` set, when the GPU backend cannot run it.
-bool run_row(const Workload& workload, int reps, uint64_t seed, cudaStream_t stream, Timer& timer,
-             BenchRow* row, std::string* why_not) {
+// One more call of a timed row, L2 flushed, into zeroed records (a point it does not reach
+// stays 0 rather than showing an earlier call's time); prints its timeline to stderr. The
+// records are the head of the Hopper path's workspace (src/cuda/timeline.hpp).
+Status print_timeline(const Workload& workload, const std::function<Status()>& call,
+                      void* workspace, cudaStream_t stream, Timer& timer) {
+  cuda_check(cudaMemsetAsync(workspace, 0, timeline::kBytes, stream), "zeroing the timeline");
+  timer.flush_l2(0);
+  Status status = call();
+  if (status.ok()) status = synchronize(stream);
+  if (!status.ok()) return status;
+  std::vector<uint64_t> records(timeline::kBytes / 8);
+  cuda_check(cudaMemcpy(records.data(), workspace, timeline::kBytes, cudaMemcpyDeviceToHost),
+             "copying the timeline back");
+  std::fprintf(stderr, "timeline of %s %s %s:\n%s", workload.name.c_str(),
+               workload.shape_text().c_str(), workload.format_text().c_str(),
+               describe_timeline(records).c_str());
+  return status;
+}
+
+// One anchor row. Returns false, with `*why_not` set, when the GPU backend cannot run it. With
+// `timeline`, one more call prints the kernels' timeline.
+bool run_row(const Workload& workload, int reps, uint64_t seed, bool timeline,
+             cudaStream_t stream, Timer& timer, BenchRow* row, std::string* why_not) {
   row->workload = workload;
   Stopwatch wall;
   const HostProblem problem = make_problem(workload, seed);
@@ -257,12 +285,16 @@ bool run_row(const Workload& workload, int reps, uint64_t seed, cudaStream_t str
   row->check_wall_s = wall.lap();
   if (!row->check.passed) return true;
 
+  const auto call = [&] { return attend(args, {workspace.get(), workspace_bytes}, stream, &plan); };
   Status timed_status;
   row->seconds = timer.median_seconds(reps, [&] {
-    const Status s = attend(args, {workspace.get(), workspace_bytes}, stream, &plan);
+    const Status s = call();
     if (!s.ok()) timed_status = s;
   });
   row->timing_wall_s = wall.lap();
+  if (timed_status.ok() && timeline) {
+    timed_status = print_timeline(workload, call, workspace.get(), stream, timer);
+  }
   if (!timed_status.ok()) {
     row->error = describe(timed_status);
     row->seconds = kNotMeasured;
@@ -325,8 +357,8 @@ std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::strin
         row.anchor_us = anchor.flashmla_us;
       }
       // A row's seed is its position, so a row has the same data whichever rows run with it.
-      if (!run_row(selection.workload, reps, 2026 + selection.anchor, stream, timer, &row,
-                   why_not)) {
+      if (!run_row(selection.workload, reps, 2026 + selection.anchor, options.timeline, stream,
+                   timer, &row, why_not)) {
         cudaStreamDestroy(stream);
         return std::nullopt;
       }

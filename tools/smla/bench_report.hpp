@@ -25,6 +25,7 @@ struct BenchOptions {
   int64_t prefill_tokens = 0;      // > 0: every prefill row runs with this T (--tokens)
   std::optional<KvFormat> format;  // every row's pools in this format (--format)
   double sigma = kBenchSigma;      // spread of the random q and kv (--sigma)
+  bool timeline = false;  // print each GPU row's kernel timeline (--timeline, timeline builds)
 
   // `workload` with --heads, --tokens, --format and --sigma applied: what a row runs and what
   // --match sees.

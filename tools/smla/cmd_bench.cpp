@@ -9,6 +9,7 @@
 #include "args.hpp"
 #include "bench_backends.hpp"
 #include "cli.hpp"
+#include "cuda/timeline.hpp"
 #include "cuda_devices.hpp"
 #include "tensor_io.hpp"
 
@@ -19,7 +20,7 @@ namespace {
 const CommandSpec kSpec{
     "bench",
     "smla bench [--rows prefill|decode|all] [--match TEXT] [--heads N] [--tokens N] [--format F]\n"
-    "                  [--sigma S] [--reps N] [--backend B] [--quick]",
+    "                  [--sigma S] [--reps N] [--backend B] [--quick] [--timeline]",
     "Runs DeepSeek-V3.2 (d_qk 576, fp8_v32, 128 heads, top-k 2048) and V4 (d_qk 512, fp8_ds_mla,\n"
     "64 heads, sink, extra pool) shaped prefill and decode workloads. Each row is first checked\n"
     "against a float64 evaluation of SPEC section 1 on a sample of tokens with SPEC's tolerances;\n"
@@ -48,7 +49,10 @@ const CommandSpec kSpec{
      {"--backend", "B",
       "auto | cpu | portable | hopper (default auto; portable and hopper set SMLA_BACKEND and "
       "fail where no GPU can run them)"},
-     {"--quick", nullptr, "fewer tokens on the CPU, the first row of each kind on the GPU"}},
+     {"--quick", nullptr, "fewer tokens on the CPU, the first row of each kind on the GPU"},
+     {"--timeline", nullptr,
+      "with --backend hopper, after each row one more call whose kernels' per-CTA timeline is "
+      "printed to stderr (builds configured with -DSMLA_KERNEL_TIMELINE=ON)"}},
     0,
     0};
 
@@ -94,6 +98,16 @@ int bench_command(const std::vector<std::string>& argv) {
   // Up to 8: beyond |V| ~ 65 SPEC's bound cannot hold for bf16 products at all
   // (src/cuda/hopper/p_rounding.hpp), and N(0, 8^2) peaks near 45.
   options.sigma = args.real("--sigma", kBenchSigma, 1e-3, 8.0);
+  options.timeline = args.flag("--timeline");
+  if (options.timeline && !timeline::kEnabled) {
+    throw usage_error(
+        "--timeline: this build records no kernel timeline (configure with "
+        "-DSMLA_KERNEL_TIMELINE=ON)");
+  }
+  // Only the Hopper path's kernels mark a timeline, into the head of its workspace.
+  if (options.timeline && options.backend != "hopper") {
+    throw usage_error("--timeline records the Hopper path's kernels: add --backend hopper");
+  }
   if (options.backend != "auto" && options.backend != "cpu" && options.backend != "portable" &&
       options.backend != "hopper") {
     throw usage_error("--backend expects auto, cpu, portable or hopper, got '" + options.backend +

@@ -1,0 +1,82 @@
+// The table `smla bench --timeline` prints from a kernel timeline's records
+// (tools/smla/bench_timeline.cpp): counts and min / median / max per point, relative to the
+// first CTA's entry, on records made up here.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench_timeline.hpp"
+#include "cuda/timeline.hpp"
+
+namespace smla::cli {
+namespace {
+
+std::vector<uint64_t> empty_records() {
+  return std::vector<uint64_t>(timeline::kAttendWords + timeline::kCombineWords, 0);
+}
+
+void set_mark(std::vector<uint64_t>& records, int cta, timeline::Point point, uint64_t ns) {
+  records[static_cast<size_t>(cta) * timeline::kPoints + point] = ns;
+}
+
+void set_combine_mark(std::vector<uint64_t>& records, int block, timeline::CombinePoint point,
+                      uint64_t ns) {
+  records[timeline::kAttendWords + static_cast<size_t>(block) * timeline::kCombinePoints +
+          point] = ns;
+}
+
+// The line of the table that starts with `name`.
+std::string line_of(const std::string& table, const std::string& name) {
+  const size_t at = table.find("  " + name + " ");
+  if (at == std::string::npos) return "";
+  return table.substr(at, table.find('\n', at) - at);
+}
+
+TEST(BenchTimeline, TableGivesCountAndSpreadPerPointAfterTheFirstEntry) {
+  std::vector<uint64_t> records = empty_records();
+  // Three CTAs, the last at the end of the table (CTA kMaxCtas - 1 is recorded too).
+  const int ctas[3] = {0, 7, timeline::kMaxCtas - 1};
+  const uint64_t entry[3] = {1'000'000'000, 1'000'000'100, 1'000'000'200};
+  const uint64_t first_s[3] = {1'000'009'000, 1'000'005'000, 1'000'007'000};
+  for (int i = 0; i < 3; ++i) {
+    set_mark(records, ctas[i], timeline::kEntry, entry[i]);
+    set_mark(records, ctas[i], timeline::kConsumerFirstS, first_s[i]);
+  }
+  set_mark(records, 7, timeline::kLastStage, 1'000'020'000);
+  set_combine_mark(records, 0, timeline::kCombineEntry, 1'000'030'000);
+  set_combine_mark(records, 1, timeline::kCombineEntry, 1'000'031'000);
+  set_combine_mark(records, 1, timeline::kCombineExit, 1'000'040'500);
+
+  const std::string table = describe_timeline(records);
+  // Name, CTAs, min / median / max us after the first entry (1 s on the timer).
+  const char* const expected[] = {
+      "  kernel entered                                 3      0.00      0.10      0.20",
+      "  consumer 0: first S done                       3      5.00      7.00      9.00",
+      "  producer: last stage handed over               1     20.00     20.00     20.00",
+      "  producer: first stage handed over              0",
+      "  combine: block entered                         2     30.00     31.00     31.00",
+      "  combine: block done                            1     40.50     40.50     40.50",
+  };
+  for (const std::string line : expected) {
+    const std::string name = line.substr(2, line.find("  ", 2) - 2);
+    EXPECT_EQ(line_of(table, name), line) << table;
+  }
+}
+
+TEST(BenchTimeline, RecordsWithoutAnEntrySayNoKernelMarked) {
+  std::vector<uint64_t> records = empty_records();
+  // A combine mark alone (a stale word) does not make a timeline.
+  set_combine_mark(records, 0, timeline::kCombineEntry, 5);
+  EXPECT_NE(describe_timeline(records).find("no marks"), std::string::npos);
+}
+
+TEST(BenchTimeline, RecordsOfAnotherSizeAreRejected) {
+  EXPECT_THROW(describe_timeline(std::vector<uint64_t>(timeline::kAttendWords, 0)),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace smla::cli
