@@ -1,7 +1,8 @@
 // The Hopper path's choice between one pass, split, and rounds and tail (make_schedule in
-// src/cuda/hopper/hopper_attention.cu) on BENCHMARKS.md's anchor shapes for an H200 (132 SMs).
-// Each choice was measured on the H200 (docs/perf-notes.md); a change to the estimate that
-// flips one needs measuring again. Host code only: it runs without a device.
+// src/cuda/hopper/hopper_attention.cu) on BENCHMARKS.md's anchor shapes for a 132-SM Hopper
+// GPU (H200, H100 SXM). Each choice was measured (docs/perf-notes.md: on an H200, the rounds
+// and tail on an H100); a change to the estimate that flips one needs measuring again. Host
+// code only: it runs without a device.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -32,7 +33,7 @@ AttendArgs shape_only_args(const AnchorShape& s) {
   return a;
 }
 
-TEST(HopperSchedule, AnchorShapesTakeTheStrategyMeasuredFasterOnTheH200) {
+TEST(HopperSchedule, AnchorShapesTakeTheStrategyMeasuredFasterOn132Sms) {
   cuda_backend::DeviceInfo h200;
   h200.cc_major = 9;
   h200.sm_count = 132;
