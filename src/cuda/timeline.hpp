@@ -38,7 +38,7 @@ enum Point : int {
   kPoints
 };
 
-inline constexpr const char* kPointNames[kPoints] = {
+inline constexpr const char* kPointNames[] = {
     "kernel entered",
     "producer: first item begins",
     "producer: first slot ids arrived",
@@ -53,9 +53,15 @@ inline constexpr const char* kPointNames[kPoints] = {
     "consumer 0: last item's results stored",
     "consumer 0: done",
 };
+static_assert(sizeof kPointNames / sizeof kPointNames[0] == kPoints, "one name per point");
 
 // The combine kernel's two points per block.
 enum CombinePoint : int { kCombineEntry, kCombineExit, kCombinePoints };
+
+inline constexpr const char* kCombinePointNames[] = {"combine: block entered",
+                                                     "combine: block done"};
+static_assert(sizeof kCombinePointNames / sizeof kCombinePointNames[0] == kCombinePoints,
+              "one name per combine point");
 
 // CTAs (and combine blocks) past the first kMaxCtas record nothing.
 inline constexpr int kMaxCtas = 1024;

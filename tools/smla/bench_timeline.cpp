@@ -58,10 +58,8 @@ std::string describe_timeline(const std::vector<uint64_t>& records) {
     text += point_line(timeline::kPointNames[point],
                        column(attend, timeline::kMaxCtas, timeline::kPoints, point), origin);
   }
-  const char* const combine_names[timeline::kCombinePoints] = {"combine: block entered",
-                                                               "combine: block done"};
   for (int point = 0; point < timeline::kCombinePoints; ++point) {
-    text += point_line(combine_names[point],
+    text += point_line(timeline::kCombinePointNames[point],
                        column(combine, timeline::kMaxCtas, timeline::kCombinePoints, point),
                        origin);
   }

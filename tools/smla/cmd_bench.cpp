@@ -98,6 +98,11 @@ int bench_command(const std::vector<std::string>& argv) {
   // Up to 8: beyond |V| ~ 65 SPEC's bound cannot hold for bf16 products at all
   // (src/cuda/hopper/p_rounding.hpp), and N(0, 8^2) peaks near 45.
   options.sigma = args.real("--sigma", kBenchSigma, 1e-3, 8.0);
+  if (options.backend != "auto" && options.backend != "cpu" && options.backend != "portable" &&
+      options.backend != "hopper") {
+    throw usage_error("--backend expects auto, cpu, portable or hopper, got '" + options.backend +
+                      "'");
+  }
   options.timeline = args.flag("--timeline");
   if (options.timeline && !timeline::kEnabled) {
     throw usage_error(
@@ -107,11 +112,6 @@ int bench_command(const std::vector<std::string>& argv) {
   // Only the Hopper path's kernels mark a timeline, into the head of its workspace.
   if (options.timeline && options.backend != "hopper") {
     throw usage_error("--timeline records the Hopper path's kernels: add --backend hopper");
-  }
-  if (options.backend != "auto" && options.backend != "cpu" && options.backend != "portable" &&
-      options.backend != "hopper") {
-    throw usage_error("--backend expects auto, cpu, portable or hopper, got '" + options.backend +
-                      "'");
   }
   // The library reads SMLA_BACKEND to force a GPU path (SPEC §6); set it before any call.
   if (options.backend == "portable" || options.backend == "hopper") {
