@@ -288,14 +288,9 @@ TEST(GpuAttend, TwoStreamsAtOnce) {
   EXPECT_TRUE(check_attend(b, naive_attend(b.args())));
 }
 
-TEST(GpuAttend, CudaGraphOfPlanAndAttendReplaysWithNewIndicesAndLengths) {
-  SMLA_REQUIRE_GPU();
-  ProblemSpec s = decode_spec(KvFormat::fp8_ds_mla, 512);
-  s.T = 4;
-  s.extra = true;
-  s.k_x = 128;
-  s.extra_kv.format = KvFormat::fp8_ds_mla;  // V4 decode: window pool next to the compressed one
-  s.extra_lengths = true;
+// make_plan and attend on `s`'s shapes captured in a CUDA graph, replayed on two sets of inputs
+// (s's and another seed's) into the captured buffers: each replay must match the oracle.
+void expect_captured_plan_and_attend_replay(ProblemSpec s) {
   Problem first(s);
   s.seed += 1;  // same shapes and sizes, new q, cache, indices and lengths
   Problem second(s);
@@ -321,6 +316,58 @@ TEST(GpuAttend, CudaGraphOfPlanAndAttendReplaysWithNewIndicesAndLengths) {
     SMLA_CUDA_ASSERT(graph.replay());
     d.download_outputs(*p);
     EXPECT_TRUE(check_attend(*p, naive_attend(p->args())));
+  }
+}
+
+TEST(GpuAttend, CudaGraphOfPlanAndAttendReplaysWithNewIndicesAndLengths) {
+  SMLA_REQUIRE_GPU();
+  ProblemSpec s = decode_spec(KvFormat::fp8_ds_mla, 512);
+  s.T = 4;
+  s.extra = true;
+  s.k_x = 128;
+  s.extra_kv.format = KvFormat::fp8_ds_mla;  // V4 decode: window pool next to the compressed one
+  s.extra_lengths = true;
+  expect_captured_plan_and_attend_replay(s);
+}
+
+// Shapes on which the Hopper path runs one pass of several rounds, its CTAs claiming their
+// tokens from a counter the call zeroes (src/cuda/hopper/token_claims.cuh): the quantized
+// kernel (fp8_v32, a padded head tile) and the block-pair kernel (bf16), with
+// adversarial indices and lengths (tokens without an entry among them), sinks and poisoned
+// rows; the Hopper schedule is asserted on the shapes (any path runs the call). Any CTA may
+// take any token, so a repeat must still give the same bits, and a CUDA graph must replay the
+// counters' zeroing with the kernel.
+std::vector<ProblemSpec> claimed_token_specs(int sm_count) {
+  PoolSpec v32;
+  v32.format = KvFormat::fp8_v32;
+  v32.min_slots = 1024;
+  ProblemSpec quantized = adversarial_two_pool_spec(576, v32, sm_count + 9, 40, 96, 32);
+  quantized.seed = 16;
+
+  PoolSpec bf16;
+  bf16.format = KvFormat::bf16;
+  ProblemSpec pair = adversarial_two_pool_spec(512, bf16, 2 * sm_count + 5, 64, 80, 48);
+  pair.seed = 17;
+  return {quantized, pair};
+}
+
+TEST(GpuAttend, ClaimedTokensMatchTheOracleRepeatBitwiseAndReplayInAGraph) {
+  SMLA_REQUIRE_GPU();
+  const cuda_backend::DeviceInfo* info = nullptr;
+  ASSERT_TRUE(status_ok(cuda_backend::device_info(0, &info)));
+  for (const ProblemSpec& s : claimed_token_specs(info->sm_count)) {
+    Problem p(s);
+    SCOPED_TRACE(s.describe());
+    {
+      DeviceProblem d(p);
+      EXPECT_STREQ(hopper::schedule_name(d.args(), *info), "one pass, claimed tokens");
+    }
+    expect_matches_oracle(p);
+    Problem again = p;
+    again.poison_outputs();
+    SMLA_ASSERT_OK(run_attend(again));
+    EXPECT_TRUE(check_outputs_identical(p, again));
+    expect_captured_plan_and_attend_replay(s);
   }
 }
 

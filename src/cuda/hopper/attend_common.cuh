@@ -12,6 +12,7 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/hopper/q_tile_map.hpp"
 #include "cuda/hopper/softmax_fragments.cuh"
+#include "cuda/hopper/token_claims.cuh"
 #include "cuda/portable/attend_params.hpp"
 #include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/cp_async.cuh"
@@ -59,19 +60,31 @@ struct ItemRanges {
   }
 };
 
+// The first query head of this CTA's head tile: head tile blockIdx.x % head_tiles (the head tile
+// fastest, so the CTAs of one token run together and share its rows in L2). Fixed for the
+// CTA's life.
+__device__ __forceinline__ int cta_head0(const AttendParams& p) {
+  return static_cast<int>(blockIdx.x % p.head_tiles) * kHeadTile;
+}
+
 // Calls f(token, lo, hi, partial) for each work item of CTA unit `unit` of `units`, in order:
-// the tokens unit, unit + units, ... (one-pass: a grid of at most one CTA per SM walks the
-// tokens, so the producer loads the next token's Q and first rows while the consumers finish
-// the last one) or the items of plan partition `unit` (split, rounds and tail: whole tokens,
-// partial -1, then segments of the split tokens).
+// one pass, the tokens it claims (p.claims) or the tokens unit, unit + units, ... (a grid of at
+// most one CTA per SM walks the tokens, so the producer loads the next token's Q and first
+// rows while the consumers finish the last one); else the items of plan partition `unit`
+// (split, rounds and tail: whole tokens, partial -1, then segments of the split tokens).
+// Every thread of the CTA calls it (the claims' hand-over waits for all of them).
 template <class F>
 __device__ __forceinline__ void for_each_item(const AttendParams& p, int unit, int units, F&& f) {
   if (p.plan.segments == nullptr) {
+    // One counter across the items, the claims made or the token: the roles' loops spill
+    // with every register held across them.
+    const bool claimed = p.claims != nullptr;
 #pragma unroll 1
-    for (int t = unit; t < p.tokens; t += units) {
+    for (int c = claimed ? 0 : unit;; c += claimed ? 1 : units) {
+      const int t = claimed ? ClaimQueue::claim(p, c) : c;
+      if (t >= p.tokens) return;
       f(t, 0, used_entries(p.main_sel, p.extra_sel, t), -1);
     }
-    return;
   }
   const int end = p.plan.part_seg_begin[unit + 1];
   for (int s = p.plan.part_seg_begin[unit]; s < end; ++s) {
@@ -80,16 +93,10 @@ __device__ __forceinline__ void for_each_item(const AttendParams& p, int unit, i
   }
 }
 
-// The first query head of this CTA's head tile: head tile blockIdx.x % head_tiles (the head tile
-// fastest, so the CTAs of one token run together and share its rows in L2). Fixed for the
-// CTA's life.
-__device__ __forceinline__ int cta_head0(const AttendParams& p) {
-  return static_cast<int>(blockIdx.x % p.head_tiles) * kHeadTile;
-}
-
 // Runs a warpgroup role over this CTA's work items: role.run_item(token, head0, lo, hi,
-// segment) per item of unit blockIdx.x / head_tiles. Thread 0 is the producer's first, thread
-// 128 consumer 0's: they mark the roles' timeline points.
+// segment) per item of unit blockIdx.x / head_tiles (for_each_item). Every thread of the CTA
+// runs it. Thread 0 is the producer's first, thread 128 consumer 0's: they mark the roles'
+// timeline points.
 template <class Role>
 __device__ __forceinline__ void run_items(const AttendParams& p, Role& role) {
   const int head0 = cta_head0(p);

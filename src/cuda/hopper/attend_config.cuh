@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "cuda/hopper/token_claims.cuh"
+
 namespace smla::hopper {
 
 template <class MainRows, class ExtraRows>
@@ -73,7 +75,8 @@ struct HopperConfig {
   static constexpr int SMEM_BYTES = USED_BYTES + 1024;
   static_assert(BAR_OFF % 8 == 0 && RESIDUAL_FLAGS_OFF % 16 == 0 && P_OFF % 1024 == 0 &&
                 STAGE_OFF % 1024 == 0);
-  static_assert(SMEM_BYTES <= 227 * 1024, "one CTA per SM within the H100/H200 opt-in limit");
+  static_assert(SMEM_BYTES + ClaimQueue::kBytes <= 227 * 1024,
+                "one CTA per SM within the H100/H200 opt-in limit (ClaimQueue is static)");
 
   // Named barriers (id 0 is __syncthreads).
   static constexpr int BAR_ID_CONSUMERS = 1;  // the 256 consumer threads

@@ -429,6 +429,7 @@ __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
   const SharedState<C> s(base);
   timeline::mark(p.timeline, timeline::kEntry, threadIdx.x == 0);
   if (threadIdx.x == 0) {
+    ClaimQueue::init();
     for (int i = 0; i < C::STAGES; ++i) {
       ptx::mbarrier_init(s.full(i), 128);
       ptx::mbarrier_init(s.empty(i), C::CONSUMER_THREADS);

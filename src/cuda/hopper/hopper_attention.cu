@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cuda/cuda_check.hpp"
 #include "cuda/hopper/attend_variants.hpp"
 #include "cuda/hopper/v_bounds.hpp"
 #include "cuda/portable/attend_host.hpp"
@@ -34,6 +35,12 @@ struct Schedule {
   int head_tiles = 1;
   int64_t partitions = 0;    // split, rounds and tail
   int64_t whole_rounds = 0;  // rounds and tail: the rounds of whole tokens
+  int64_t rounds = 0;        // of a one-pass launch: tokens per CTA, rounded up
+  // One pass of several rounds over one head tile: the CTAs claim their tokens
+  // (AttendParams::claims). With two head tiles a counter per tile lets a token's two CTAs
+  // drift apart, and they no longer share its rows in L2: the h_q = 128 topk 1024 prefill
+  // row lost 2% with claims (H100, docs/perf-notes.md), the h_q = 64 rows gained ~0.8%.
+  bool claims_tokens() const { return strategy == kOnePass && rounds >= 2 && head_tiles == 1; }
   int32_t plan_id() const {
     return strategy | (kPathTag << 4) | static_cast<int32_t>(partitions << 8);
   }
@@ -90,6 +97,7 @@ Schedule make_schedule(const AttendArgs& a, const cuda_backend::DeviceInfo& info
   const int64_t rounds = (tokens(a) + units - 1) / units;
   const double one_pass_steps = static_cast<double>(rounds * steps_per_token);
   const bool fits_int32 = tokens(a) * entries(a) < (int64_t{1} << 30);
+  s.rounds = rounds;
   if (entries(a) < kMinSplitEntries || !fits_int32) return s;
   if (split_steps(tokens(a)) < one_pass_steps) {
     s.strategy = kSplit;
@@ -156,13 +164,14 @@ std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceIn
 }
 
 const char* schedule_name(const AttendArgs& args, const cuda_backend::DeviceInfo& info) {
-  switch (make_schedule(args, info).strategy) {
+  const Schedule s = make_schedule(args, info);
+  switch (s.strategy) {
     case kSplit:
       return "split";
     case kRoundsAndTail:
       return "rounds and tail";
     default:
-      return "one pass";
+      return s.claims_tokens() ? "one pass, claimed tokens" : "one pass";
   }
 }
 
@@ -182,10 +191,15 @@ Status make_plan(const AttendArgs& args, const cuda_backend::DeviceInfo& info, P
 
 bool uses_v_bounds(const AttendArgs& args) { return tables_fit(args, v_bounds_bytes(args)); }
 
+// The workspace of the token counters of a launch whose CTAs claim tokens (one per head tile).
+size_t claims_bytes(const Schedule& s) {
+  return s.claims_tokens() ? portable::align_workspace(sizeof(int32_t) * s.head_tiles) : 0;
+}
+
 Status workspace_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info,
                       size_t* bytes) {
   const Schedule s = make_schedule(args, info);
-  *bytes = timeline::kBytes + v_bounds_bytes(args);
+  *bytes = timeline::kBytes + claims_bytes(s) + v_bounds_bytes(args);
   if (s.strategy != kOnePass) *bytes += portable::split_workspace_bytes(args, plan_layout(args, s));
   return Status::success();
 }
@@ -207,6 +221,12 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
     p.timeline = static_cast<uint64_t*>(ws.data);
     ws = {static_cast<uint8_t*>(ws.data) + timeline::kBytes, ws.bytes - timeline::kBytes};
   }
+  if (s.claims_tokens()) {
+    p.claims = static_cast<int32_t*>(ws.data);
+    SMLA_CUDA_TRY(cudaMemsetAsync(p.claims, 0, sizeof(int32_t) * s.head_tiles, stream),
+                  "attend", "cudaMemsetAsync(token counters)");
+    ws = {static_cast<uint8_t*>(ws.data) + claims_bytes(s), ws.bytes - claims_bytes(s)};
+  }
   const size_t table_bytes = v_bounds_bytes(args);
   if (tables_fit(args, table_bytes)) {
     auto* table = static_cast<uint32_t*>(ws.data);
@@ -226,8 +246,9 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
   // The rest of the workspace is the split tokens' (split, rounds and tail).
   ws = {static_cast<uint8_t*>(ws.data) + table_bytes, ws.bytes - table_bytes};
   if (s.strategy == kOnePass) {
-    // One CTA per SM at most, each walking every units-th token (for_each_item): the next
-    // token's loads overlap the end of the last one instead of waiting for a new CTA.
+    // One CTA per SM at most, each walking every units-th token or claiming its next token
+    // (for_each_item): the next token's loads overlap the end of the last one instead of
+    // waiting for a new CTA.
     return variant->launch(p, static_cast<int>(one_pass_units(args, s.head_tiles, info)), stream);
   }
   return portable::run_split(args, p, plan_layout(args, s), ws, plan, variant->launch, stream);

@@ -41,8 +41,10 @@ std::string why_not_covered(const AttendArgs& args, const cuda_backend::DeviceIn
 // kernel and the tables fit the workspace the selection sizes. Shapes only.
 bool uses_v_bounds(const AttendArgs& args);
 
-// The schedule this path takes for a call's shapes on `info`'s device: "one pass", "split"
-// or "rounds and tail" (make_schedule in hopper_attention.cu), for tests and messages.
+// The schedule this path takes for a call's shapes on `info`'s device: "one pass" (one round
+// of tokens), "one pass, claimed tokens" (several rounds, each CTA claiming its next token at
+// run time), "split" or "rounds and tail" (make_schedule in hopper_attention.cu), for tests
+// and messages.
 const char* schedule_name(const AttendArgs& args, const cuda_backend::DeviceInfo& info);
 
 Status plan_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info, size_t* bytes);

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "cuda/hopper/token_claims.cuh"
+
 namespace smla::hopper {
 
 template <int D>
@@ -61,7 +63,8 @@ struct PairConfig {
   static constexpr int USED_BYTES = BAR_OFF + BARRIERS * 8;
   static constexpr int SMEM_BYTES = USED_BYTES + 1024;  // room to align the base
   static_assert(BAR_OFF % 8 == 0 && P1_OFF % 1024 == 0 && P0_OFF % 1024 == 0);
-  static_assert(SMEM_BYTES <= 227 * 1024, "one CTA per SM within the H100/H200 opt-in limit");
+  static_assert(SMEM_BYTES + ClaimQueue::kBytes <= 227 * 1024,
+                "one CTA per SM within the H100/H200 opt-in limit (ClaimQueue is static)");
 
   // Named barriers (id 0 is __syncthreads); all but the votes span both consumers.
   static constexpr int BAR_ID_MAX = 1;      // both consumers' row maxima and |V| scans are out

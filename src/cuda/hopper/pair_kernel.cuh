@@ -690,6 +690,7 @@ __global__ void __launch_bounds__(PairConfig<D>::THREADS, 1)
   const PairShared<C> s(base);
   timeline::mark(p.timeline, timeline::kEntry, threadIdx.x == 0);
   if (threadIdx.x == 0) {
+    ClaimQueue::init();
     for (int i = 0; i < 4; ++i) ptx::mbarrier_init(s.bars() + C::BAR_READY + i, 128);
     // Half R of buffer 0 is last read by consumer 1, but it also holds consumer 0's P tile
     // for d_qk 576: both consumers release it.

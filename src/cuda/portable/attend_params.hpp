@@ -121,6 +121,10 @@ struct AttendParams {
   float* max_logits = nullptr;  // optional [T, h_q]
   int64_t max_stride_t = 0;
   int64_t max_stride_h = 0;
+  // Hopper one-pass launches of several rounds: per head tile, the count of tokens taken so
+  // far (zeroed before the launch; hopper/token_claims.cuh), or null, and each CTA walks
+  // every units-th token. The schedule claims only over one head tile today.
+  int32_t* claims = nullptr;  // [head_tiles]
 
   // Split strategies: the plan and the f32 partials, one row per segment of a split token.
   PlanView plan;
