@@ -1,6 +1,6 @@
 // The table `smla bench --timeline` prints from a kernel timeline's records
-// (tools/smla/bench_timeline.cpp): counts and min / median / max per point, relative to the
-// first CTA's entry, on records made up here.
+// (tools/smla/bench_timeline.cpp): counts and min / p10 / median / p90 / max per point,
+// relative to the first CTA's entry, on records made up here.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -51,19 +51,34 @@ TEST(BenchTimeline, TableGivesCountAndSpreadPerPointAfterTheFirstEntry) {
   set_combine_mark(records, 1, timeline::kCombineExit, 1'000'040'500);
 
   const std::string table = describe_timeline(records);
-  // Name, CTAs, min / median / max us after the first entry (1 s on the timer).
+  // Name, CTAs, min / p10 / median / p90 / max us after the first entry (1 s on the timer).
+  // Nearest rank: of 3 CTAs p10 is the first, p90 the last; of 2, p10 the first, p90 the last.
   const char* const expected[] = {
-      "  kernel entered                                 3      0.00      0.10      0.20",
-      "  consumer 0: first S done                       3      5.00      7.00      9.00",
-      "  producer: last stage handed over               1     20.00     20.00     20.00",
+      "  kernel entered                                 3      0.00      0.00      0.10      0.20"
+      "      0.20",
+      "  consumer 0: first S done                       3      5.00      5.00      7.00      9.00"
+      "      9.00",
+      "  producer: last stage handed over               1     20.00     20.00     20.00     20.00"
+      "     20.00",
       "  producer: first stage handed over              0",
-      "  combine: block entered                         2     30.00     31.00     31.00",
-      "  combine: block done                            1     40.50     40.50     40.50",
+      "  combine: block entered                         2     30.00     30.00     31.00     31.00"
+      "     31.00",
+      "  combine: block done                            1     40.50     40.50     40.50     40.50"
+      "     40.50",
   };
   for (const std::string line : expected) {
     const std::string name = line.substr(2, line.find("  ", 2) - 2);
     EXPECT_EQ(line_of(table, name), line) << table;
   }
+}
+
+TEST(BenchTimeline, PercentilesSeparateMostCtasFromTheLast) {
+  std::vector<uint64_t> records = empty_records();
+  // 20 CTAs enter 1 us apart: p10 is the 2nd, the median the 11th, p90 the 18th.
+  for (int cta = 0; cta < 20; ++cta) set_mark(records, cta, timeline::kEntry, 1000 * cta + 1000);
+  EXPECT_EQ(line_of(describe_timeline(records), "kernel entered"),
+            "  kernel entered                                20      0.00      1.00     10.00"
+            "     17.00     19.00");
 }
 
 TEST(BenchTimeline, RecordsWithoutAnEntrySayNoKernelMarked) {

@@ -9,9 +9,16 @@
 namespace smla::cli {
 namespace {
 
-// One line: the point's name, how many reached it, and when (us after `origin`).
+// The nearest-rank `percent` percentile of sorted, non-empty `times`.
+uint64_t percentile(const std::vector<uint64_t>& times, size_t percent) {
+  return times[(percent * times.size() + 99) / 100 - 1];
+}
+
+// One line: the point's name, how many reached it, and when (us after `origin`): the first,
+// the 10th percentile, the median, the 90th percentile and the last. The percentiles tell a
+// spread of most CTAs from a few stragglers (a one-pass launch's last round).
 std::string point_line(const char* name, std::vector<uint64_t> times, uint64_t origin) {
-  char line[160];
+  char line[200];
   if (times.empty()) {
     std::snprintf(line, sizeof line, "  %-42s %5d\n", name, 0);
     return line;
@@ -20,8 +27,9 @@ std::string point_line(const char* name, std::vector<uint64_t> times, uint64_t o
   const auto us = [&](uint64_t t) {
     return static_cast<double>(static_cast<int64_t>(t - origin)) * 1e-3;
   };
-  std::snprintf(line, sizeof line, "  %-42s %5zu %9.2f %9.2f %9.2f\n", name, times.size(),
-                us(times.front()), us(times[times.size() / 2]), us(times.back()));
+  std::snprintf(line, sizeof line, "  %-42s %5zu %9.2f %9.2f %9.2f %9.2f %9.2f\n", name,
+                times.size(), us(times.front()), us(percentile(times, 10)),
+                us(times[times.size() / 2]), us(percentile(times, 90)), us(times.back()));
   return line;
 }
 
@@ -50,9 +58,9 @@ std::string describe_timeline(const std::vector<uint64_t>& records) {
     return "  no marks: the Hopper path's kernels did not run this call\n";
   }
   const uint64_t origin = *std::min_element(entries.begin(), entries.end());
-  char header[160];
-  std::snprintf(header, sizeof header, "  %-42s %5s %9s %9s %9s\n", "point", "CTAs", "min us",
-                "med us", "max us");
+  char header[200];
+  std::snprintf(header, sizeof header, "  %-42s %5s %9s %9s %9s %9s %9s\n", "point", "CTAs",
+                "min us", "p10 us", "med us", "p90 us", "max us");
   std::string text = header;
   for (int point = 0; point < timeline::kPoints; ++point) {
     text += point_line(timeline::kPointNames[point],
