@@ -10,7 +10,8 @@ namespace smla::cli {
 
 // `records`: timeline::kAttendWords attention marks, then timeline::kCombineWords combine
 // marks, %globaltimer ns (0: not reached). Per point, the number of CTAs (or combine blocks)
-// that reached it and when: min / median / max microseconds after the first CTA's entry.
+// that reached it and when: min / 10th percentile / median / 90th percentile / max
+// microseconds after the first CTA's entry.
 // A call whose kernels marked nothing (another path ran it) says so.
 std::string describe_timeline(const std::vector<uint64_t>& records);
 

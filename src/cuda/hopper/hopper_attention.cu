@@ -196,6 +196,13 @@ size_t claims_bytes(const Schedule& s) {
   return s.claims_tokens() ? portable::align_workspace(sizeof(int32_t) * s.head_tiles) : 0;
 }
 
+// The first `bytes` of `ws` (a region workspace_size counted), which then starts after them.
+void* take_front(Workspace& ws, size_t bytes) {
+  void* const front = ws.data;
+  ws = {static_cast<uint8_t*>(ws.data) + bytes, ws.bytes - bytes};
+  return front;
+}
+
 Status workspace_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info,
                       size_t* bytes) {
   const Schedule s = make_schedule(args, info);
@@ -218,18 +225,18 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
   const AttendVariant* variant = portable::find_variant(args, kVariants);
   portable::AttendParams p = portable::attend_params(args, s.head_tiles);
   if constexpr (timeline::kEnabled) {
-    p.timeline = static_cast<uint64_t*>(ws.data);
-    ws = {static_cast<uint8_t*>(ws.data) + timeline::kBytes, ws.bytes - timeline::kBytes};
+    p.timeline = static_cast<uint64_t*>(take_front(ws, timeline::kBytes));
   }
   if (s.claims_tokens()) {
-    p.claims = static_cast<int32_t*>(ws.data);
+    p.claims = static_cast<int32_t*>(take_front(ws, claims_bytes(s)));
     SMLA_CUDA_TRY(cudaMemsetAsync(p.claims, 0, sizeof(int32_t) * s.head_tiles, stream),
                   "attend", "cudaMemsetAsync(token counters)");
-    ws = {static_cast<uint8_t*>(ws.data) + claims_bytes(s), ws.bytes - claims_bytes(s)};
   }
   const size_t table_bytes = v_bounds_bytes(args);
+  // The tables' room is taken whether or not they are made: the rest is the split tokens'
+  // (split, rounds and tail).
+  auto* const table = static_cast<uint32_t*>(take_front(ws, table_bytes));
   if (tables_fit(args, table_bytes)) {
-    auto* table = static_cast<uint32_t*>(ws.data);
     p.main_v_bounds = table;
     if (Status st = launch_v_bounds(p.main, portable::d_qk(args), table, stream); !st.ok()) {
       return st;
@@ -243,8 +250,6 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
       }
     }
   }
-  // The rest of the workspace is the split tokens' (split, rounds and tail).
-  ws = {static_cast<uint8_t*>(ws.data) + table_bytes, ws.bytes - table_bytes};
   if (s.strategy == kOnePass) {
     // One CTA per SM at most, each walking every units-th token or claiming its next token
     // (for_each_item): the next token's loads overlap the end of the last one instead of
