@@ -67,11 +67,13 @@ struct PairConfig {
                 "one CTA per SM within the H100/H200 opt-in limit (ClaimQueue is static)");
 
   // Named barriers (id 0 is __syncthreads); all but the votes span both consumers.
-  static constexpr int BAR_ID_MAX = 1;      // both consumers' row maxima and |V| scans are out
-  static constexpr int BAR_ID_P = 2;        // both P tiles and their residual flags are out
-  static constexpr int BAR_ID_VOTE = 3;     // + c: consumer c's 128 threads
-  static constexpr int BAR_ID_FIXUP = 5;    // the residual products
-  static constexpr int BAR_ID_RESULTS = 6;  // the item's row sums
+  // + c: consumer c arrives once its raised row maxima are out, the other one waits (which
+  // also orders the waiting consumer's four |V| scans before it reads them).
+  static constexpr int BAR_ID_MAX = 1;
+  static constexpr int BAR_ID_P = 3;        // both P tiles and their residual flags are out
+  static constexpr int BAR_ID_VOTE = 4;     // + c: consumer c's 128 threads
+  static constexpr int BAR_ID_FIXUP = 6;    // the residual products
+  static constexpr int BAR_ID_RESULTS = 7;  // the item's row sums
 };
 
 }  // namespace smla::hopper

@@ -24,6 +24,12 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// bar.arrive id, threads: this thread's arrival at a named barrier without waiting for it
+// (producer side of a one-way hand-off; the consumers of it wait with named_barrier_sync).
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 // bar.red.or: a barrier of `threads` threads that returns whether any of them passed true.
 __device__ __forceinline__ bool named_barrier_any(int id, int threads, bool vote) {
   uint32_t any;
