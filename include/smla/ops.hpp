@@ -61,7 +61,10 @@ Status make_plan(const AttendArgs& args, Plan* plan, Stream stream = nullptr);
 // Bytes of workspace attend needs (sized by the selection, never by the pool).
 Status attend_workspace_size(const AttendArgs& args, size_t* bytes);
 // Runs attention. `plan` may be nullptr: the schedule is then computed inside the call
-// (on the GPU, into the workspace, whose size query already counts it).
+// (on the GPU, into the workspace, whose size query already counts it). On sm_90+ the
+// attention kernels allow a programmatic dependent launch as they start (the call's own
+// combine uses it): a kernel of yours launched that way after attend must, as CUDA requires,
+// execute griddepcontrol.wait (cudaGridDependencySynchronize) before it reads attend's results.
 Status attend(const AttendArgs& args, Workspace workspace, Stream stream = nullptr,
               const Plan* plan = nullptr);
 

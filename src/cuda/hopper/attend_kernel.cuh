@@ -45,6 +45,7 @@
 #include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/cp_async.cuh"
 #include "cuda/ptx/fast_math.cuh"
+#include "cuda/ptx/grid_dependency.cuh"
 #include "cuda/ptx/mbarrier.cuh"
 #include "cuda/ptx/shared_load.cuh"
 #include "cuda/ptx/warpgroup.cuh"
@@ -428,6 +429,7 @@ __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
   uint8_t* base = smem_raw + ((1024 - ptx::smem_u32(smem_raw) % 1024) % 1024);
   const SharedState<C> s(base);
   timeline::mark(p.timeline, timeline::kEntry, threadIdx.x == 0);
+  ptx::allow_dependent_launch();  // a split call's combine (portable::CombineLaunch)
   if (threadIdx.x == 0) {
     ClaimQueue::init();
     for (int i = 0; i < C::STAGES; ++i) {

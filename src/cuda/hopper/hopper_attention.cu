@@ -256,7 +256,8 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
     // waiting for a new CTA.
     return variant->launch(p, static_cast<int>(one_pass_units(args, s.head_tiles, info)), stream);
   }
-  return portable::run_split(args, p, plan_layout(args, s), ws, plan, variant->launch, stream);
+  return portable::run_split(args, p, plan_layout(args, s), ws, plan, variant->launch, info,
+                             stream);
 }
 
 }  // namespace smla::hopper

@@ -91,7 +91,7 @@ namespace {
 
 // Merges the split tokens' partials into their final outputs, applying the sink.
 Status launch_split_combine(const AttendParams& p, const PlanLayout& layout,
-                            cudaStream_t stream) {
+                            const cuda_backend::DeviceInfo& info, cudaStream_t stream) {
   const int64_t first = layout.first_split();
   CombineParams<float> c;
   c.part_out = p.part_out;
@@ -117,7 +117,8 @@ Status launch_split_combine(const AttendParams& p, const PlanLayout& layout,
   c.res_max_stride_t = p.max_stride_t;
   c.res_max_stride_h = p.max_stride_h;
   c.timeline = p.timeline != nullptr ? p.timeline + timeline::kAttendWords : nullptr;
-  return launch_combine(c, stream, "smla::attend");
+  const CombineLaunch how{info.cc_major >= 9, info.sm_count, info.max_smem_per_block_optin};
+  return launch_combine(c, how, stream, "smla::attend");
 }
 
 }  // namespace
@@ -146,7 +147,8 @@ Status make_split_plan(const AttendArgs& args, const PlanLayout& layout, void* p
 }
 
 Status run_split(const AttendArgs& args, AttendParams p, const PlanLayout& layout,
-                 Workspace ws, const Plan* plan, AttendLaunch launch, cudaStream_t stream) {
+                 Workspace ws, const Plan* plan, AttendLaunch launch,
+                 const cuda_backend::DeviceInfo& info, cudaStream_t stream) {
   auto* base = static_cast<uint8_t*>(ws.data);
   const auto rows = static_cast<size_t>(layout.max_partials() * heads(args));
   p.part_out = reinterpret_cast<float*>(base);
@@ -162,7 +164,7 @@ Status run_split(const AttendArgs& args, AttendParams p, const PlanLayout& layou
   }
   p.plan = plan_view(layout, plan_data);
   if (Status st = launch(p, static_cast<int>(layout.partitions), stream); !st.ok()) return st;
-  return launch_split_combine(p, layout, stream);
+  return launch_split_combine(p, layout, info, stream);
 }
 
 }  // namespace smla::portable

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cuda/device_info.hpp"
 #include "cuda/portable/attend_params.hpp"
 #include "smla/ops.hpp"
 
@@ -84,8 +85,11 @@ using AttendLaunch = Status (*)(const AttendParams& params, int units, cudaStrea
 
 // The split strategy: partials in the workspace, the plan (the caller's, or one made into
 // the workspace), `launch` over layout.partitions work units, then the combine kernel over
-// the split tokens.
+// the split tokens, launched beside the attention kernel where it is small enough and built
+// for sm_90+ (CombineLaunch): every attention kernel allows its dependents' launch as it
+// starts.
 Status run_split(const AttendArgs& args, AttendParams params, const PlanLayout& layout,
-                 Workspace ws, const Plan* plan, AttendLaunch launch, cudaStream_t stream);
+                 Workspace ws, const Plan* plan, AttendLaunch launch,
+                 const cuda_backend::DeviceInfo& info, cudaStream_t stream);
 
 }  // namespace smla::portable

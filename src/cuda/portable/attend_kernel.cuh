@@ -32,6 +32,7 @@
 #include "cuda/portable/kv_rows.cuh"
 #include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/cp_async.cuh"
+#include "cuda/ptx/grid_dependency.cuh"
 #include "cuda/ptx/ldmatrix.cuh"
 #include "cuda/ptx/mma.cuh"
 
@@ -462,6 +463,7 @@ template <class MainRows, class ExtraRows, int MT>
 __global__ void __launch_bounds__(AttendConfig<MainRows, ExtraRows, MT>::THREADS, 1)
     attend_kernel(const __grid_constant__ AttendParams p) {
   using C = AttendConfig<MainRows, ExtraRows, MT>;
+  ptx::allow_dependent_launch();  // a split call's combine, on sm_90+ (CombineLaunch)
   extern __shared__ __align__(16) uint8_t smem[];
   AttendCta<MainRows, ExtraRows, MT> cta(p, smem);
   const int head0 = static_cast<int>(blockIdx.x % p.head_tiles) * C::HT;

@@ -6,6 +6,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/portable/combine_kernel.hpp"
+#include "cuda/ptx/grid_dependency.cuh"
 #include "cuda/ptx/warp_reduce.cuh"
 #include "cuda/timeline.hpp"
 #include "formats/numeric.hpp"
@@ -29,6 +30,9 @@ template <typename PartialT>
 __global__ void __launch_bounds__(kWarps * 32)
     combine_kernel(const __grid_constant__ CombineParams<PartialT> p) {
   const int lane = static_cast<int>(threadIdx.x % 32);
+  // Launched beside attend (CombineLaunch::kBesidePrevious), the block waits here for its
+  // partials; in a plain launch this returns at once.
+  ptx::wait_for_prerequisite_grids();
   timeline::mark(p.timeline, timeline::kCombinePoints, timeline::kCombineEntry, threadIdx.x == 0);
   const int64_t row = int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;
   if (row >= int64_t{p.tokens} * p.h_q) return;  // whole warps: the shuffles see 32 lanes
@@ -122,16 +126,46 @@ __global__ void __launch_bounds__(kWarps * 32)
 }  // namespace
 
 template <typename PartialT>
-Status launch_combine(const CombineParams<PartialT>& params, cudaStream_t stream, const char* op) {
+Status launch_combine(const CombineParams<PartialT>& params, CombineLaunch how,
+                      cudaStream_t stream, const char* op) {
   const int64_t rows = int64_t{params.tokens} * params.h_q;
   if (rows == 0) return Status::success();
-  const auto blocks = static_cast<unsigned>((rows + kWarps - 1) / kWarps);
-  combine_kernel<PartialT><<<blocks, kWarps * 32, 0, stream>>>(params);
+  const int64_t blocks = (rows + kWarps - 1) / kWarps;
+  cudaLaunchAttribute beside_previous;
+  beside_previous.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  beside_previous.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(blocks));
+  config.blockDim = dim3(kWarps * 32);
+  config.stream = stream;
+  bool beside = how.beside_previous && blocks <= how.sm_count;
+  if (beside) {
+    // Only code built for sm_90+ waits: a build for older GPUs runs here through its PTX,
+    // whose wait compiled to nothing.
+    cudaFuncAttributes compiled;
+    SMLA_CUDA_TRY(cudaFuncGetAttributes(&compiled, combine_kernel<PartialT>), op,
+                  "cudaFuncGetAttributes(combine_kernel)");
+    beside = compiled.ptxVersion >= 90;
+  }
+  if (beside) {
+    config.attrs = &beside_previous;
+    config.numAttrs = 1;
+    // Two such blocks, with the 1 KB the runtime reserves for each, need more than the
+    // opt-in limit plus 1 KB: all of an SM's shared memory.
+    const int one_per_sm = how.smem_per_block_optin / 2 + 1024;
+    SMLA_CUDA_TRY(cudaFuncSetAttribute(combine_kernel<PartialT>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, one_per_sm),
+                  op, "cudaFuncSetAttribute(combine_kernel)");
+    config.dynamicSmemBytes = static_cast<size_t>(one_per_sm);
+  }
+  // A failed launch's error is also the last error, which launch_status reads and clears.
+  (void)cudaLaunchKernelEx(&config, combine_kernel<PartialT>, params);
   return cuda_backend::launch_status(op, "combine_kernel");
 }
 
-template Status launch_combine<float>(const CombineParams<float>&, cudaStream_t, const char*);
-template Status launch_combine<uint16_t>(const CombineParams<uint16_t>&, cudaStream_t,
-                                         const char*);
+template Status launch_combine<float>(const CombineParams<float>&, CombineLaunch, cudaStream_t,
+                                      const char*);
+template Status launch_combine<uint16_t>(const CombineParams<uint16_t>&, CombineLaunch,
+                                         cudaStream_t, const char*);
 
 }  // namespace smla::portable

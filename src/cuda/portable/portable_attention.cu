@@ -126,7 +126,8 @@ Status attend(const AttendArgs& args, const cuda_backend::DeviceInfo& info, Work
   const AttendParams p = attend_params(args, s.head_tiles);
   const AttendLaunch launch = variant->launch[head_tile_index(s.mt)];
   if (s.strategy == kOnePass) return launch(p, static_cast<int>(tokens(args)), stream);
-  return run_split(args, p, split_plan_layout(args, s.partitions), ws, plan, launch, stream);
+  return run_split(args, p, split_plan_layout(args, s.partitions), ws, plan, launch, info,
+                   stream);
 }
 
 Status combine(const CombineArgs& args, const cuda_backend::DeviceInfo& info, cudaStream_t stream) {
@@ -161,12 +162,12 @@ Status combine(const CombineArgs& args, const cuda_backend::DeviceInfo& info, cu
     CombineParams<float> c;
     c.part_out = static_cast<const float*>(po.data);
     fill(&c);
-    return launch_combine(c, stream, "smla::combine");
+    return launch_combine(c, CombineLaunch{}, stream, "smla::combine");
   }
   CombineParams<uint16_t> c;
   c.part_out = static_cast<const uint16_t*>(po.data);
   fill(&c);
-  return launch_combine(c, stream, "smla::combine");
+  return launch_combine(c, CombineLaunch{}, stream, "smla::combine");
 }
 
 }  // namespace smla::portable
