@@ -30,7 +30,7 @@ template <typename PartialT>
 __global__ void __launch_bounds__(kWarps * 32)
     combine_kernel(const __grid_constant__ CombineParams<PartialT> p) {
   const int lane = static_cast<int>(threadIdx.x % 32);
-  // Launched beside attend (CombineLaunch::kBesidePrevious), the block waits here for its
+  // Launched beside attend (CombineLaunch::beside_previous), the block waits here for its
   // partials; in a plain launch this returns at once.
   ptx::wait_for_prerequisite_grids();
   timeline::mark(p.timeline, timeline::kCombinePoints, timeline::kCombineEntry, threadIdx.x == 0);
