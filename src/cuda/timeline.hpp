@@ -1,7 +1,7 @@
 // Kernel timelines, a diagnostic of builds configured with -DSMLA_KERNEL_TIMELINE=ON: the
 // Hopper attention kernels record, per CTA, when fixed points of its work were reached
 // (%globaltimer, ns, one clock for every SM), and the combine kernel when each of its blocks
-// started and ended; `smla bench --timeline` prints them. The records take the first kBytes of
+// began its work and ended; `smla bench --timeline` prints them. The records take the first kBytes of
 // the Hopper path's workspace (workspace_size counts them), so nothing is allocated behind the
 // caller. In every other build kBytes is 0 and mark() compiles to nothing: the kernels'
 // machine code is that of a build without it.
@@ -58,7 +58,9 @@ static_assert(sizeof kPointNames / sizeof kPointNames[0] == kPoints, "one name p
 // The combine kernel's two points per block.
 enum CombinePoint : int { kCombineEntry, kCombineExit, kCombinePoints };
 
-inline constexpr const char* kCombinePointNames[] = {"combine: block entered",
+// A block's first point is marked after its wait for the attention kernel (a block of a
+// programmatic dependent launch may be resident well before: portable::CombineLaunch).
+inline constexpr const char* kCombinePointNames[] = {"combine: block begins (waited)",
                                                      "combine: block done"};
 static_assert(sizeof kCombinePointNames / sizeof kCombinePointNames[0] == kCombinePoints,
               "one name per combine point");

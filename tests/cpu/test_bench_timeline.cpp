@@ -61,7 +61,7 @@ TEST(BenchTimeline, TableGivesCountAndSpreadPerPointAfterTheFirstEntry) {
       "  producer: last stage handed over               1     20.00     20.00     20.00     20.00"
       "     20.00",
       "  producer: first stage handed over              0",
-      "  combine: block entered                         2     30.00     30.00     31.00     31.00"
+      "  combine: block begins (waited)                 2     30.00     30.00     31.00     31.00"
       "     31.00",
       "  combine: block done                            1     40.50     40.50     40.50     40.50"
       "     40.50",

@@ -222,6 +222,13 @@ std::vector<ProblemSpec> rounds_and_tail_specs(int sm_count) {
   return {v4, pair};
 }
 
+// The Hopper path's schedule for `p`'s shapes on `info`'s device (hopper::schedule_name),
+// whichever path then runs the call.
+std::string hopper_schedule(const Problem& p, const cuda_backend::DeviceInfo& info) {
+  DeviceProblem d(p);
+  return hopper::schedule_name(d.args(), info);
+}
+
 TEST(GpuAttend, RoundsAndTailMatchTheOracleAndRepeatBitwise) {
   SMLA_REQUIRE_GPU();
   const cuda_backend::DeviceInfo* info = nullptr;
@@ -229,10 +236,7 @@ TEST(GpuAttend, RoundsAndTailMatchTheOracleAndRepeatBitwise) {
   for (const ProblemSpec& s : rounds_and_tail_specs(info->sm_count)) {
     Problem p(s);
     SCOPED_TRACE(s.describe());
-    {
-      DeviceProblem d(p);
-      EXPECT_STREQ(hopper::schedule_name(d.args(), *info), "rounds and tail");
-    }
+    EXPECT_EQ(hopper_schedule(p, *info), "rounds and tail");
     const AttendResult expected = naive_attend(p.args());
     for (bool with_plan : {true, false}) {
       SCOPED_TRACE(with_plan ? "with plan" : "plan computed inside attend");
@@ -358,10 +362,7 @@ TEST(GpuAttend, ClaimedTokensMatchTheOracleRepeatBitwiseAndReplayInAGraph) {
   for (const ProblemSpec& s : claimed_token_specs(info->sm_count)) {
     Problem p(s);
     SCOPED_TRACE(s.describe());
-    {
-      DeviceProblem d(p);
-      EXPECT_STREQ(hopper::schedule_name(d.args(), *info), "one pass, claimed tokens");
-    }
+    EXPECT_EQ(hopper_schedule(p, *info), "one pass, claimed tokens");
     expect_matches_oracle(p);
     Problem again = p;
     again.poison_outputs();
