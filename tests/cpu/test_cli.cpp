@@ -497,6 +497,26 @@ TEST_F(Cli, BenchMatchRunsOnlyTheRowsThatContainItsText) {
   EXPECT_NE(none.out.find("no-such-row"), std::string::npos) << none.out;
 }
 
+// A row's outputs digest (bench_check.hpp) is what A/B runs of two trees compare: the same
+// seeded data gives the same digest on every run, other data another.
+TEST_F(Cli, BenchOutputsDigestRepeatsForTheSameDataOnly) {
+  const auto digest = [](const CliResult& r) {
+    const std::string key = "\"outputs_digest\":\"";
+    const size_t at = r.out.find(key);
+    return at == std::string::npos ? std::string("none") : r.out.substr(at + key.size(), 8);
+  };
+  const CliResult first = run_passing_bench("--rows decode --match h_q=64");
+  const CliResult again = run_passing_bench("--rows decode --match h_q=64");
+  const CliResult other = run_passing_bench("--rows decode --match h_q=64 --sigma 1");
+  EXPECT_NE(digest(first), "none") << first.out;
+  EXPECT_EQ(digest(first).find_first_not_of("0123456789abcdef"), std::string::npos) << first.out;
+  EXPECT_EQ(digest(first), digest(again));
+  EXPECT_NE(digest(first), digest(other));
+
+  const CliResult text = run_cli("bench --quick --backend cpu --rows decode --match h_q=64");
+  EXPECT_NE(text.out.find(", outputs " + digest(first) + ")"), std::string::npos) << text.out;
+}
+
 TEST_F(Cli, BenchHeadsRunsEveryRowWithThatHeadCount) {
   const CliResult r = run_passing_bench("--heads 16");
   EXPECT_NE(r.out.find("\"h_q\":16"), std::string::npos) << r.out;

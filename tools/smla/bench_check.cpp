@@ -109,6 +109,24 @@ std::string describe(const char* what, int64_t token, int head, int component, d
   return buf;
 }
 
+// FNV-1a (64-bit) over the bytes of `values`, continuing from `hash`.
+template <typename T>
+uint64_t fnv1a(uint64_t hash, const std::vector<T>& values) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+  for (size_t i = 0; i < values.size() * sizeof(T); ++i) {
+    hash = (hash ^ bytes[i]) * 0x100000001b3ull;
+  }
+  return hash;
+}
+
+uint32_t outputs_digest(const SampledOutputs& got) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  hash = fnv1a(hash, got.out);
+  hash = fnv1a(hash, got.lse);
+  hash = fnv1a(hash, got.max_logits);
+  return static_cast<uint32_t>(hash ^ (hash >> 32));
+}
+
 }  // namespace
 
 std::vector<int64_t> sample_tokens(int64_t tokens, int64_t count) {
@@ -172,11 +190,14 @@ CheckResult check_against_float64(const HostProblem& problem, const SampledOutpu
     violation(buf);
   }
   result.passed = result.detail.empty();
+  result.outputs_digest = outputs_digest(got);
   if (result.passed) {
-    char buf[160];
+    char buf[192];
     std::snprintf(buf, sizeof buf,
-                  "%lld tokens x %d heads vs float64: max |out err| %.2e, 1-cos %.1e",
-                  static_cast<long long>(samples), w.h_q, result.max_out_error, result.cosine_gap);
+                  "%lld tokens x %d heads vs float64: max |out err| %.2e, 1-cos %.1e, "
+                  "outputs %08x",
+                  static_cast<long long>(samples), w.h_q, result.max_out_error, result.cosine_gap,
+                  result.outputs_digest);
     result.detail = buf;
   }
   return result;

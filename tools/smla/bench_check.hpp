@@ -25,6 +25,9 @@ struct CheckResult {
   std::string detail;        // the first violation, or a summary when passed
   double max_out_error = 0;  // max |out - ref| over the sample
   double cosine_gap = 0;     // 1 - cos(out, ref) over the sample
+  // FNV-1a of the sample's output bits (out, lse, max_logits), folded to 32 bits: two trees
+  // whose rows print the same digest gave bitwise the same outputs (the data is seeded).
+  uint32_t outputs_digest = 0;
 };
 
 // `count` token ids spread evenly over [0, tokens), the first and the last included.

@@ -127,6 +127,11 @@ JsonObject report_json(const BenchReport& report) {
     if (!row.error.empty()) json.add("error", row.error);
     json.add("check_passed", row.not_covered.empty() && row.error.empty() && row.check.passed);
     json.add("check", check_text(row));
+    if (row.check.passed) {
+      char digest[9];
+      std::snprintf(digest, sizeof digest, "%08x", row.check.outputs_digest);
+      json.add("outputs_digest", std::string(digest));
+    }
     json.add("reps", row.reps);
     const bool t = row.timed();
     json.add("us", t ? row.seconds * 1e6 : kNotMeasured);
