@@ -30,16 +30,20 @@ template <typename PartialT>
 __global__ void __launch_bounds__(kWarps * 32)
     combine_kernel(const __grid_constant__ CombineParams<PartialT> p) {
   const int lane = static_cast<int>(threadIdx.x % 32);
+  const int64_t row = int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;
+  // Warp 0 of every block has a row, so thread 0 still marks the timeline below.
+  if (row >= int64_t{p.tokens} * p.h_q) return;  // whole warps: the shuffles see 32 lanes
+  const int64_t t = row / p.h_q;
+  const int64_t h = row % p.h_q;
+  // The row's partial range and sink are read before the wait: they were complete before the
+  // previous kernel started (CombineParams), so beside attend they load while its tail runs.
+  const int32_t begin = p.token_partials ? p.token_partials[t] : 0;
+  const int32_t end = p.token_partials ? p.token_partials[t + 1] : p.num_partials;
+  const float sink = p.sink ? p.sink[h * p.sink_stride] : 0.0f;
   // Launched beside attend (CombineLaunch::beside_previous), the block waits here for its
   // partials; in a plain launch this returns at once.
   ptx::wait_for_prerequisite_grids();
   timeline::mark(p.timeline, timeline::kCombinePoints, timeline::kCombineEntry, threadIdx.x == 0);
-  const int64_t row = int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;
-  if (row >= int64_t{p.tokens} * p.h_q) return;  // whole warps: the shuffles see 32 lanes
-  const int64_t t = row / p.h_q;
-  const int64_t h = row % p.h_q;
-  const int32_t begin = p.token_partials ? p.token_partials[t] : 0;
-  const int32_t end = p.token_partials ? p.token_partials[t + 1] : p.num_partials;
   const int64_t stat_offset = t * p.lse_stride_t + h * p.lse_stride_h;
   // Lane l holds partial chunk + l of each 32-partial chunk. Past the row's end the lse is -inf,
   // which every pass treats as an empty partial, so out-of-range lanes drop out.
@@ -51,9 +55,21 @@ __global__ void __launch_bounds__(kWarps * 32)
   auto chunk_lse = [&](int32_t chunk) {
     return chunk == begin ? first_lse : lse_or_empty(chunk + lane);
   };
+  // This lane's first column of partial 0's row; partial i is i * out_stride_s further.
+  const PartialT* row_out = p.part_out + t * p.out_stride_t + h * p.out_stride_h + lane;
+  // The first group's outputs load beside the lse: their addresses do not depend on it. An
+  // empty partial's outputs may be anything, NaN included: they may be loaded, never added.
+  PartialT values[kGroup][kColsPerLane];
+#pragma unroll
+  for (int u = 0; u < kGroup; ++u) {
+    if (begin + u >= end) break;
+#pragma unroll
+    for (int c = 0; c < kColsPerLane; ++c) {
+      values[u][c] = row_out[(begin + u) * p.out_stride_s + 32 * c];
+    }
+  }
 
-  // An empty partial (lse +-inf or NaN) has weight 0 and its outputs are never read: they may
-  // be anything, NaN included.
+  // An empty partial (lse +-inf or NaN) has weight 0 and its outputs are never added.
   float top = -INFINITY;
   float max_logit = -INFINITY;
   for (int32_t chunk = begin; chunk < end; chunk += 32) {
@@ -79,9 +95,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     }
     const float total = ptx::warp_sum(lane_total);
     lse = top + logf(total);
-    const float f = p.sink ? 1.0f / (1.0f + expf(p.sink[h * p.sink_stride] - lse)) : 1.0f;
-    // This lane's first column of partial 0's row; partial i is i * out_stride_s further.
-    const PartialT* row_out = p.part_out + t * p.out_stride_t + h * p.out_stride_h + lane;
+    const float f = p.sink ? 1.0f / (1.0f + expf(sink - lse)) : 1.0f;
 
     // acc sums the partials in partial order, as a sequential loop would: the same rounding
     // on every run. Each group's loads are all issued before its first FMA.
@@ -89,15 +103,14 @@ __global__ void __launch_bounds__(kWarps * 32)
       const float lane_lse = chunk_lse(chunk);
       for (int32_t g = 0; g < 32 && chunk + g < end; g += kGroup) {
         // Member u is partial chunk + g + u, whose lse lane g + u holds. An empty member, or
-        // one past the row's end, is skipped by a warp-uniform branch: never loaded, never
-        // added, so its NaN outputs cannot reach acc.
+        // one past the row's end, is skipped by a warp-uniform branch: never added, and
+        // loaded only in the row's first group, beside the lse: its NaN outputs never reach acc.
         float member_lse[kGroup];
 #pragma unroll
         for (int u = 0; u < kGroup; ++u) member_lse[u] = __shfl_sync(kFullWarp, lane_lse, g + u);
-        PartialT values[kGroup][kColsPerLane];
 #pragma unroll
         for (int u = 0; u < kGroup; ++u) {
-          if (!fmt::is_finite(member_lse[u])) continue;
+          if ((chunk == begin && g == 0) || !fmt::is_finite(member_lse[u])) continue;
           const PartialT* src = row_out + (chunk + g + u) * p.out_stride_s;
 #pragma unroll
           for (int c = 0; c < kColsPerLane; ++c) values[u][c] = src[32 * c];

@@ -54,6 +54,8 @@ struct CombineLaunch {
   // before their first read, so the launch's latency hides behind its tail. Each block then
   // asks for over half an SM's shared memory (unused) so that no two share an SM: the blocks
   // placed early would otherwise crowd the few SMs that the previous kernel leaves idle.
+  // The blocks read token_partials and sink before that wait: both must have been complete
+  // when the previous kernel started (attend's plan and inputs are).
   bool beside_previous = false;
   int sm_count = 0;
   int smem_per_block_optin = 0;  // bytes
