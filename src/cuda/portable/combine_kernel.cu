@@ -15,7 +15,9 @@ namespace smla::portable {
 namespace {
 
 constexpr int kDv = 512;
-constexpr int kWarps = 8;
+// Warps (rows) per block. Four rather than eight: a small split call's combine (decode b = 2:
+// 512 rows) then spreads over twice the SMs, each with as many loads in flight as before.
+constexpr int kWarps = 4;
 constexpr int kColsPerLane = kDv / 32;  // lane l owns columns l + 32 c: coalesced, any alignment
 // Partials whose outputs are loaded before any of them is accumulated: 4 x 16 loads in flight
 // per lane, within the register budget of __launch_bounds__(256).
