@@ -26,7 +26,8 @@ struct CheckResult {
   double max_out_error = 0;  // max |out - ref| over the sample
   double cosine_gap = 0;     // 1 - cos(out, ref) over the sample
   // FNV-1a of the sample's output bits (out, lse, max_logits), folded to 32 bits: two trees
-  // whose rows print the same digest gave bitwise the same outputs (the data is seeded).
+  // whose rows print the same digest gave bitwise the same outputs (the data is seeded), but
+  // for a 2^-32 chance of a collision.
   uint32_t outputs_digest = 0;
 };
 

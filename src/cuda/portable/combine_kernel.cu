@@ -20,7 +20,8 @@ constexpr int kDv = 512;
 constexpr int kWarps = 4;
 constexpr int kColsPerLane = kDv / 32;  // lane l owns columns l + 32 c: coalesced, any alignment
 // Partials whose outputs are loaded before any of them is accumulated: 4 x 16 loads in flight
-// per lane, within the register budget of __launch_bounds__(256).
+// per lane (122 registers: four blocks, 16 warps, per SM). Two groups in flight took 182
+// registers and made large combines slower (docs/perf-notes.md, s43).
 constexpr int kGroup = 4;
 static_assert(32 % kGroup == 0, "a group of partials never straddles two 32-partial chunks");
 constexpr unsigned kFullWarp = 0xffffffffu;
