@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tools/bench-table on two hand-written `smla bench` logs: rows joined by shape across the
 # logs, "-" for a row one log lacks, FAIL and "not run" instead of a ratio, the geometric
-# mean over the passing rows only (all, prefill, decode), the host seconds line, and exit code
-# 2 for a bad argument. Run by ctest (tests/CMakeLists.txt).
+# mean over the passing rows only (all, prefill, decode), the count of rows whose outputs
+# digests differ, the host seconds line, and exit code 2 for a bad argument. Run by ctest (tests/CMakeLists.txt).
 #
 # Usage: test_bench_table.sh BENCH_TABLE
 set -u
@@ -15,14 +15,14 @@ cat >"$dir/a.log" <<EOF
 backend: cuda:0 NVIDIA H200 (cc 9.0, 132 SMs; SMLA_BACKEND=hopper)
 ceilings: device-to-device copy 4252 GB/s, cuBLAS bf16 GEMM 8192^3 892 TFLOP/s
 $header
-prefill  T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192  bf16/64  hopper  7000.0  1.0  350.0  193  44%  5%  3500.0  0.50  pass (8 tokens x 128 heads vs float64: max |out err| 3.55e-05)
-decode   b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink  fp8_v32/64  hopper  10.0  1.0  1.0  1  5%  3%  20.0  2.00  pass (4 tokens)
+prefill  T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192  bf16/64  hopper  7000.0  1.0  350.0  193  44%  5%  3500.0  0.50  pass (8 tokens x 128 heads vs float64: max |out err| 3.55e-05, outputs 0123abcd)
+decode   b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink  fp8_v32/64  hopper  10.0  1.0  1.0  1  5%  3%  20.0  2.00  pass (4 tokens, outputs 00000001)
 decode   b=64 s_q=2 h_q=40 d_qk=576 topk=2048 s_kv=32768 sink  fp8_v32/64  hopper  -  -  -  -  -  -  185.6  -  not run: the Hopper path does not cover h_q=40
 host wall time: data and warm-up 31.5 s, checks 4.2 s, timed runs 1.7 s
 EOF
 cat >"$dir/b.log" <<EOF
 $header
-prefill  T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192  bf16/64  hopper  3500.0  1.0  700.0  193  88%  5%  3500.0  1.00  pass (8 tokens)
+prefill  T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192  bf16/64  hopper  3500.0  1.0  700.0  193  88%  5%  3500.0  1.00  pass (8 tokens, outputs 0123abce)
 decode   b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink  fp8_v32/64  hopper  40.0  1.0  1.0  1  5%  3%  20.0  -  FAIL: max |out err| 2.0e-02
 EOF
 
@@ -39,6 +39,11 @@ expect "geometric means" '^geometric mean of the ratios +1\.000 \(2 rows\) +1\.0
 # passing decode row.
 expect "prefill geometric means" '^geometric mean, prefill rows +0\.500 \(1 rows\) +1\.000 \(1 rows\)' "$out"
 expect "decode geometric means" '^geometric mean, decode rows +2\.000 \(1 rows\) +- *$' "$out"
+# Digests: the prefill row's differ; the decode row failed in the second log (no digest).
+expect "outputs digests" '^outputs digests unlike column 1 +- +1 of 1 rows *$' "$out"
+same=$("$table" new="$dir/a.log" again="$dir/a.log")
+expect "outputs digests of one log twice" '^outputs digests unlike column 1 +- +0 of 2 rows *$' \
+  "$same"
 # The second log predates the host-time line.
 expect "host seconds" '^host s: data / checks / timed runs +31\.5 / 4\.2 / 1\.7 +- *$' "$out"
 
