@@ -139,7 +139,8 @@ struct Fp8DsMlaGroups {
   using Scales = uint2;
   // Scanned: UE8M0 (power-of-two) scales bound |V| only within 2x, and the residual steps
   // that loose a bound adds cost more than the scan (docs/perf-notes.md: V4 decode rows 1-5%
-  // slower with the bound from scales); and V ends with the RoPE block, which is copied.
+  // slower with the bound from scales); the producer measuring the values it stores spilled
+  // (6-23% slower, s43); and V ends with the RoPE block, which is copied.
   static constexpr bool kScalesBoundV = false;
 
   __device__ static RowAddr row(const PoolView& p, int64_t slot) {
