@@ -66,6 +66,14 @@ void expect_matches_oracle(Problem& p) {
   EXPECT_TRUE(check_attend(p, naive_attend(p.args())));
 }
 
+// Runs `p`'s call again into poisoned outputs and expects bitwise the outputs `p` holds.
+void expect_repeats_bitwise(const Problem& p) {
+  Problem again = p;
+  again.poison_outputs();
+  SMLA_ASSERT_OK(run_attend(again));
+  EXPECT_TRUE(check_outputs_identical(p, again));
+}
+
 // Two pools like `kv` with k and k_x entries per token, adversarial indices and lengths in
 // both, sinks with infinities, and NaN-poisoned unused cache rows.
 ProblemSpec adversarial_two_pool_spec(int d_qk, const PoolSpec& kv, int64_t T, int h_q,
@@ -243,9 +251,7 @@ TEST(GpuAttend, RoundsAndTailMatchTheOracleAndRepeatBitwise) {
       SMLA_ASSERT_OK(run_attend(p, with_plan));
       EXPECT_TRUE(check_attend(p, expected));
     }
-    Problem again = p;
-    SMLA_ASSERT_OK(run_attend(again));
-    EXPECT_TRUE(check_outputs_identical(p, again));
+    expect_repeats_bitwise(p);
   }
 }
 
@@ -364,10 +370,7 @@ TEST(GpuAttend, ClaimedTokensMatchTheOracleRepeatBitwiseAndReplayInAGraph) {
     SCOPED_TRACE(s.describe());
     EXPECT_EQ(hopper_schedule(p, *info), "one pass, claimed tokens");
     expect_matches_oracle(p);
-    Problem again = p;
-    again.poison_outputs();
-    SMLA_ASSERT_OK(run_attend(again));
-    EXPECT_TRUE(check_outputs_identical(p, again));
+    expect_repeats_bitwise(p);
     expect_captured_plan_and_attend_replay(s);
   }
 }
