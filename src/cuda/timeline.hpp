@@ -1,9 +1,9 @@
 // Kernel timelines, a diagnostic of builds configured with -DSMLA_KERNEL_TIMELINE=ON: the
 // Hopper attention kernels record, per CTA, when fixed points of its work were reached
 // (%globaltimer, ns, one clock for every SM), and the combine kernel when each of its blocks
-// began its work and ended; `smla bench --timeline` prints them. The records take the first kBytes of
-// the Hopper path's workspace (workspace_size counts them), so nothing is allocated behind the
-// caller. In every other build kBytes is 0 and mark() compiles to nothing: the kernels'
+// began its work and ended; `smla bench --timeline` prints them. The records take the first
+// kBytes of the Hopper path's workspace (workspace_size counts them), so nothing is allocated
+// behind the caller. In every other build kBytes is 0 and mark() compiles to nothing: the kernels'
 // machine code is that of a build without it.
 #pragma once
 

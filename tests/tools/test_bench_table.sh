@@ -2,7 +2,8 @@
 # tools/bench-table on two hand-written `smla bench` logs: rows joined by shape across the
 # logs, "-" for a row one log lacks, FAIL and "not run" instead of a ratio, the geometric
 # mean over the passing rows only (all, prefill, decode), the count of rows whose outputs
-# digests differ, the host seconds line, and exit code 2 for a bad argument. Run by ctest (tests/CMakeLists.txt).
+# digests differ, the host seconds line, and exit code 2 for a bad argument. Run by ctest
+# (tests/CMakeLists.txt).
 #
 # Usage: test_bench_table.sh BENCH_TABLE
 set -u
