@@ -1,27 +1,10 @@
 // FNV-1a over the schedule-relevant facts of an attend call; see plan_key.hpp.
 #include "api/plan_key.hpp"
 
-#include <initializer_list>
+#include "api/fnv1a.hpp"
 
 namespace smla::api {
 namespace {
-
-class Fnv1a {
- public:
-  void add(int64_t value) {
-    for (int byte = 0; byte < 8; ++byte) {
-      hash_ ^= static_cast<uint64_t>(value >> (8 * byte)) & 0xffu;
-      hash_ *= 0x100000001b3ull;
-    }
-  }
-  void add(std::initializer_list<int64_t> values) {
-    for (int64_t v : values) add(v);
-  }
-  uint64_t value() const { return hash_; }
-
- private:
-  uint64_t hash_ = 0xcbf29ce484222325ull;
-};
 
 void add_pool(Fnv1a* h, const KvPool& pool) {
   h->add({pool.present(), static_cast<int64_t>(pool.format), pool.block_size, pool.num_blocks,

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "api/fnv1a.hpp"
 #include "bf16.hpp"
 #include "cli.hpp"
 #include "formats/token_codec.hpp"
@@ -109,22 +110,12 @@ std::string describe(const char* what, int64_t token, int head, int component, d
   return buf;
 }
 
-// FNV-1a (64-bit) over the bytes of `values`, continuing from `hash`.
-template <typename T>
-uint64_t fnv1a(uint64_t hash, const std::vector<T>& values) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
-  for (size_t i = 0; i < values.size() * sizeof(T); ++i) {
-    hash = (hash ^ bytes[i]) * 0x100000001b3ull;
-  }
-  return hash;
-}
-
 uint32_t outputs_digest(const SampledOutputs& got) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  hash = fnv1a(hash, got.out);
-  hash = fnv1a(hash, got.lse);
-  hash = fnv1a(hash, got.max_logits);
-  return static_cast<uint32_t>(hash ^ (hash >> 32));
+  api::Fnv1a h;
+  h.add_bytes(got.out.data(), got.out.size() * sizeof got.out[0]);
+  h.add_bytes(got.lse.data(), got.lse.size() * sizeof got.lse[0]);
+  h.add_bytes(got.max_logits.data(), got.max_logits.size() * sizeof got.max_logits[0]);
+  return static_cast<uint32_t>(h.value() ^ (h.value() >> 32));
 }
 
 }  // namespace
