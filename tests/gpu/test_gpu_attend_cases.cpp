@@ -9,10 +9,12 @@
 #include <string>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "common/naive_attention.hpp"
+#include "common/scoped_env.hpp"
 #include "common/tolerance.hpp"
 #include "common/workload.hpp"
 #include "cuda/device_info.hpp"
@@ -253,6 +255,53 @@ TEST(GpuAttend, RoundsAndTailMatchTheOracleAndRepeatBitwise) {
     }
     expect_repeats_bitwise(p);
   }
+}
+
+// A split launch of more tokens than work units, lengths drawn in [0, k], with
+// SMLA_SPLIT_WHOLE_TOKENS=1 (opt-in until measured): the tokens that lie inside one partition
+// run whole (the attend kernel writes their outputs, sink included, and the combine leaves
+// them alone), the others write partials (test_gpu_plan.cpp checks which is which). The
+// quantized kernel (fp8_ds_mla) and the block-pair kernel (bf16), with sinks with
+// infinities, adversarial indices and lengths, poisoned rows and poisoned outputs; the Hopper
+// schedule is asserted on the shapes (any path runs the call). A plan made with the switch
+// is refused by a call without it, whose combine would read its unused rows.
+TEST(GpuAttend, SplitLaunchesWithWholeTokensMatchTheOracleAndRepeatBitwise) {
+  SMLA_REQUIRE_GPU();
+  std::optional<ScopedEnv> whole_tokens;
+  whole_tokens.emplace("SMLA_SPLIT_WHOLE_TOKENS", "1");
+  const cuda_backend::DeviceInfo* info = nullptr;
+  ASSERT_TRUE(status_ok(cuda_backend::device_info(0, &info)));
+  for (const Pair& pair :
+       {Pair{512, KvFormat::fp8_ds_mla, false}, Pair{576, KvFormat::bf16, false}}) {
+    ProblemSpec s;
+    s.T = info->sm_count + 2;
+    s.h_q = heads_for_forced_path(16);
+    s.d_qk = pair.d_qk;
+    s.k = 1024;
+    s.kv.format = pair.format;
+    s.kv.min_slots = 8192;
+    s.lengths = true;
+    s.sink = s.sink_infinities = true;
+    s.adversarial = true;
+    s.poison_unused = true;
+    s.seed = 16;
+    Problem p(s);
+    SCOPED_TRACE(s.describe());
+    EXPECT_EQ(hopper_schedule(p, *info), "split");
+    SMLA_ASSERT_OK(run_attend(p));
+    EXPECT_TRUE(check_attend(p, naive_attend(p.args())));
+    expect_repeats_bitwise(p);
+  }
+
+  Problem p(decode_spec());
+  DeviceProblem d(p);
+  AttendScratch scratch;
+  SMLA_ASSERT_OK(scratch.allocate(d.args()));
+  SMLA_ASSERT_OK(make_plan(d.args(), &scratch.plan));
+  whole_tokens.reset();
+  const ScopedEnv off("SMLA_SPLIT_WHOLE_TOKENS", "0");
+  const Status refused = attend(d.args(), scratch.ws(), nullptr, &scratch.plan);
+  EXPECT_EQ(refused.code(), StatusCode::invalid_argument) << refused.message();
 }
 
 TEST(GpuAttend, SameInputsAndPlanGiveBitwiseSameOutputs) {

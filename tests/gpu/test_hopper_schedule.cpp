@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
+#include "common/scoped_env.hpp"
 #include "cuda/hopper/hopper_attention.hpp"
 #include "cuda/portable/attend_host.hpp"
 #include "gpu/gpu_harness.hpp"
@@ -86,6 +88,20 @@ TEST(HopperSchedule, RoundsAndTailSplitsOnlyTheLastRound) {
   size_t plan_bytes = 0;
   ASSERT_TRUE(hopper::plan_size(args, h200, &plan_bytes).ok());
   EXPECT_EQ(plan_bytes, static_cast<size_t>(layout.bytes()));
+}
+
+// Split tokens inside one partition run whole only with SMLA_SPLIT_WHOLE_TOKENS=1 until a
+// device has measured it (docs/perf-notes.md, Next 9); both paths' layouts come from here.
+TEST(HopperSchedule, WholeTokensInsideOnePartitionAreOptIn) {
+  const AttendArgs args = shape_only_args({"", 296, 128, 576, 16384, 0, ""});
+  {
+    const ScopedEnv unset("SMLA_SPLIT_WHOLE_TOKENS");
+    unsetenv("SMLA_SPLIT_WHOLE_TOKENS");
+    EXPECT_FALSE(portable::split_plan_layout(args, 66).whole_inside_partition);
+  }
+  const ScopedEnv on("SMLA_SPLIT_WHOLE_TOKENS", "1");
+  EXPECT_TRUE(portable::split_plan_layout(args, 66).whole_inside_partition);
+  EXPECT_TRUE(portable::split_plan_layout(args, 132, 2).whole_inside_partition);
 }
 
 // With no more tokens than partitions, a split takes a multiple of the token count, so that

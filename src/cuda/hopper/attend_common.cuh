@@ -116,12 +116,12 @@ __device__ __forceinline__ void run_items(const AttendParams& p, Role& role) {
 // into tile_sink ([64] f32 of shared memory), one writer per head (the quad leaders of
 // consumer 0), so that an item's results do not end on a global load that misses every cache
 // (3% of all stall samples of a 10-step decode call, profiled). write_item_results reads them
-// after its first named barrier, which each writer passes after its write. Launches that
-// split every token leave the sink to the combine kernel and copy nothing.
+// after its first named barrier, which each writer passes after its write. Every launch
+// copies them: a split launch may run whole the tokens that lie inside one partition
+// (PlanLayout::whole_inside_partition).
 __device__ inline void stage_tile_sinks(const AttendParams& p, float* tile_sink, int half,
                                         int lane, int row0) {
-  const bool all_split = p.plan.segments != nullptr && p.plan.whole_rounds == 0;
-  if (p.sink == nullptr || all_split || half != 0 || lane % 4 != 0) return;
+  if (p.sink == nullptr || half != 0 || lane % 4 != 0) return;
   const int head0 = cta_head0(p);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {

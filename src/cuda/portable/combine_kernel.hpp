@@ -27,6 +27,10 @@ struct CombineParams {
   // The partials of token t: [token_partials[t], token_partials[t + 1]) when given (a plan's
   // segments), else all [0, num_partials).
   const int32_t* token_partials = nullptr;  // optional [T + 1]
+  // With token_partials from a plan whose tokens inside one partition ran whole
+  // (PlanLayout::whole_inside_partition): a token of exactly one row is such a token, attend
+  // wrote its results, and the kernel leaves them alone.
+  bool one_row_ran_whole = false;
   int32_t num_partials = 0;
   const float* sink = nullptr;  // optional [h_q]
   int64_t sink_stride = 0;
