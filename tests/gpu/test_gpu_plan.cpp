@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <ostream>
+#include <utility>
 #include <vector>
 
 #include "cuda/portable/attend_params.hpp"
@@ -40,7 +41,7 @@ using portable::Segment;
 struct PlanCase {
   const char* name;
   PlanLayout layout;
-  int32_t k, k_x;                     // k_x = 0: no extra selection
+  int32_t k, k_x;                   // k_x = 0: no extra selection
   std::vector<int32_t> len, len_x;  // [T] each (len_x empty without an extra selection)
 };
 

@@ -15,9 +15,9 @@
 // outputs, sink included) and leaves its one row unused, which tells the combine kernel to
 // leave the token alone (at h_q = 128, ~231 of the top-k 16384 decode rows' 296 tokens: ~59
 // of their ~92 MB of partials not written and read back); without it, that token writes a
-// partial like the others. Partition p's items are its whole tokens (p, p + P, ..., whole_rounds of
-// them), then its segments: contiguous in the segment array, whose index is the item's rank
-// in (partition, item) order.
+// partial like the others. Partition p's items are its whole tokens (p, p + P, ...,
+// whole_rounds of them), then its segments: contiguous in the segment array, whose index is
+// the item's rank in (partition, item) order.
 #include <cub/block/block_scan.cuh>
 
 #include "cuda/cuda_check.hpp"
@@ -33,15 +33,15 @@ using BlockScan = cub::BlockScan<int32_t, kPlanThreads>;
 struct PlanKernelParams {
   SelectionView main_sel;
   SelectionView extra_sel;
-  int32_t whole_rounds;      // whole tokens per partition
-  int32_t tokens;            // S: split tokens
-  int32_t partitions;        // P
-  int32_t spread;            // partitions that take the split tokens' entries
-  bool whole_inside_partition;  // PlanLayout's
-  int32_t* part_seg_begin;   // [P + 1]
-  int32_t* token_seg_begin;  // [S + 1]
-  int32_t* work_prefix;      // [S + 1]
-  Segment* segments;         // [whole_rounds * P + S + spread]
+  int32_t whole_rounds;         // whole tokens per partition
+  int32_t tokens;               // S: split tokens
+  int32_t partitions;           // P
+  int32_t spread;               // partitions that take the split tokens' entries
+  bool whole_inside_partition;  // PlanLayout's: tokens inside one partition run whole
+  int32_t* part_seg_begin;      // [P + 1]
+  int32_t* token_seg_begin;     // [S + 1]
+  int32_t* work_prefix;         // [S + 1]
+  Segment* segments;            // [whole_rounds * P + S + spread]
 };
 
 // The partition holding position x (0 <= x < W): the largest p with floor(p * W / P') <= x.
