@@ -290,6 +290,7 @@ __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
 template <int THREADS, int SMEM_BYTES, int D>
 Status launch_attend_kernel(void (*kernel)(AttendParams, QTileMap), const char* name,
                             const AttendParams& p, int units, cudaStream_t stream) {
+  // Set on every launch: a cache of it would outlive a cudaDeviceReset, which drops it.
   const cudaError_t set_smem =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
   if (set_smem != cudaSuccess) {  // the call site's text is built only for the error

@@ -3,6 +3,9 @@
 // lse at once, four partials' outputs in flight) rather than one memory round trip per partial:
 // a decode token can have ~17 partials. Every reduction has a fixed order: deterministic.
 #include <cmath>
+#include <cstdint>
+#include <mutex>
+#include <vector>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/portable/combine_kernel.hpp"
@@ -140,6 +143,28 @@ __global__ void __launch_bounds__(kWarps * 32)
   timeline::mark(p.timeline, timeline::kCombinePoints, timeline::kCombineExit, lane == 0);
 }
 
+// Whether the combine kernel's code on the current device was built for sm_90 or later, so
+// that its grid-dependency wait is real: a build for older GPUs runs there through its PTX,
+// whose wait compiled to nothing. The image a device loads never changes, so each device is
+// asked once rather than on every split call's host path.
+template <typename PartialT>
+Status code_waits_for_grid(const char* op, bool* waits) {
+  int ordinal = 0;
+  SMLA_CUDA_TRY(cudaGetDevice(&ordinal), op, "cudaGetDevice");
+  static std::mutex mutex;
+  static std::vector<int8_t> answers;  // per ordinal: 0 not asked yet, 1 no, 2 yes
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (answers.size() <= static_cast<size_t>(ordinal)) answers.resize(ordinal + 1, 0);
+  if (answers[ordinal] == 0) {
+    cudaFuncAttributes compiled;
+    SMLA_CUDA_TRY(cudaFuncGetAttributes(&compiled, combine_kernel<PartialT>), op,
+                  "cudaFuncGetAttributes(combine_kernel)");
+    answers[ordinal] = compiled.ptxVersion >= 90 ? 2 : 1;
+  }
+  *waits = answers[ordinal] == 2;
+  return Status::success();
+}
+
 }  // namespace
 
 template <typename PartialT>
@@ -157,18 +182,14 @@ Status launch_combine(const CombineParams<PartialT>& params, CombineLaunch how,
   config.stream = stream;
   bool beside = how.beside_previous && blocks <= how.sm_count;
   if (beside) {
-    // Only code built for sm_90+ waits: a build for older GPUs runs here through its PTX,
-    // whose wait compiled to nothing.
-    cudaFuncAttributes compiled;
-    SMLA_CUDA_TRY(cudaFuncGetAttributes(&compiled, combine_kernel<PartialT>), op,
-                  "cudaFuncGetAttributes(combine_kernel)");
-    beside = compiled.ptxVersion >= 90;
+    if (Status st = code_waits_for_grid<PartialT>(op, &beside); !st.ok()) return st;
   }
   if (beside) {
     config.attrs = &beside_previous;
     config.numAttrs = 1;
     // Two such blocks, with the 1 KB the runtime reserves for each, need more than the
-    // opt-in limit plus 1 KB: all of an SM's shared memory.
+    // opt-in limit plus 1 KB: all of an SM's shared memory. Set on every launch, unlike the
+    // question above: a cudaDeviceReset drops it.
     const int one_per_sm = how.smem_per_block_optin / 2 + 1024;
     SMLA_CUDA_TRY(cudaFuncSetAttribute(combine_kernel<PartialT>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, one_per_sm),
