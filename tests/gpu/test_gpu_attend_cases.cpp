@@ -263,8 +263,11 @@ TEST(GpuAttend, RoundsAndTailMatchTheOracleAndRepeatBitwise) {
 // them alone), the others write partials (test_gpu_plan.cpp checks which is which). The
 // quantized kernel (fp8_ds_mla) and the block-pair kernel (bf16), with sinks with
 // infinities, adversarial indices and lengths, poisoned rows and poisoned outputs; the Hopper
-// schedule is asserted on the shapes (any path runs the call). A plan made with the switch
-// is refused by a call without it, whose combine would read its unused rows.
+// schedule is asserted on the shapes (any path runs the call). The rounds-and-tail shapes
+// (one with an extra pool) run with the switch too: their plans carry it, and a tail token
+// whose length puts it inside one partition runs whole. A plan made with the switch is
+// refused by a call without it, whose combine would read its unused rows, and the other way
+// round.
 TEST(GpuAttend, SplitLaunchesWithWholeTokensMatchTheOracleAndRepeatBitwise) {
   SMLA_REQUIRE_GPU();
   const ScopedEnv restore("SMLA_SPLIT_WHOLE_TOKENS");
@@ -290,15 +293,26 @@ TEST(GpuAttend, SplitLaunchesWithWholeTokensMatchTheOracleAndRepeatBitwise) {
     expect_matches_oracle(p);
     expect_repeats_bitwise(p);
   }
+  for (const ProblemSpec& s : rounds_and_tail_specs(info->sm_count)) {
+    Problem p(s);
+    EXPECT_EQ(hopper_schedule(p, *info), "rounds and tail") << s.describe();
+    expect_matches_oracle(p);
+    expect_repeats_bitwise(p);
+  }
 
   Problem p(decode_spec());
   DeviceProblem d(p);
-  AttendScratch scratch;
-  SMLA_ASSERT_OK(scratch.allocate(d.args()));
-  SMLA_ASSERT_OK(make_plan(d.args(), &scratch.plan));
-  setenv("SMLA_SPLIT_WHOLE_TOKENS", "0", 1);
-  const Status refused = attend(d.args(), scratch.ws(), nullptr, &scratch.plan);
-  EXPECT_EQ(refused.code(), StatusCode::invalid_argument) << refused.message();
+  for (const auto& [planned, called] : {std::pair{"1", "0"}, std::pair{"0", "1"}}) {
+    SCOPED_TRACE(std::string("plan made with SMLA_SPLIT_WHOLE_TOKENS=") + planned +
+                 ", attend called with " + called);
+    AttendScratch scratch;
+    SMLA_ASSERT_OK(scratch.allocate(d.args()));
+    setenv("SMLA_SPLIT_WHOLE_TOKENS", planned, 1);
+    SMLA_ASSERT_OK(make_plan(d.args(), &scratch.plan));
+    setenv("SMLA_SPLIT_WHOLE_TOKENS", called, 1);
+    const Status refused = attend(d.args(), scratch.ws(), nullptr, &scratch.plan);
+    EXPECT_EQ(refused.code(), StatusCode::invalid_argument) << refused.message();
+  }
 }
 
 TEST(GpuAttend, SameInputsAndPlanGiveBitwiseSameOutputs) {

@@ -50,7 +50,10 @@ __global__ void __launch_bounds__(kWarps * 32)
   // partials; in a plain launch this returns at once.
   ptx::wait_for_prerequisite_grids();
   timeline::mark(p.timeline, timeline::kCombinePoints, timeline::kCombineEntry, threadIdx.x == 0);
-  if (p.one_row_ran_whole && end - begin == 1) return;  // attend wrote its results
+  if (p.one_row_ran_whole && end - begin == 1) {  // attend wrote its results
+    timeline::mark(p.timeline, timeline::kCombinePoints, timeline::kCombineExit, lane == 0);
+    return;
+  }
   const int64_t stat_offset = t * p.lse_stride_t + h * p.lse_stride_h;
   // Lane l holds partial chunk + l of each 32-partial chunk. Past the row's end the lse is -inf,
   // which every pass treats as an empty partial, so out-of-range lanes drop out.
