@@ -21,6 +21,7 @@ run_step("configure the consumer with find_package(smla)"
          "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_PREFIX_PATH=${prefix}")
 run_step("build the consumer" "${CMAKE_COMMAND}" --build "${WORK_DIR}/consumer-build")
 run_step("run the consumer (CMake)" "${WORK_DIR}/consumer-build/smla_consumer")
+run_step("run the C consumer (CMake)" "${WORK_DIR}/consumer-build/smla_c_consumer")
 
 # 2. pkg-config, from wherever GNUInstallDirs put the library directory.
 file(GLOB_RECURSE pc_files "${prefix}/*/smla.pc")
