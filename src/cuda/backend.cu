@@ -109,13 +109,15 @@ Status run_attention_op(const AttendArgs& args, const char* op, Launch&& launch)
   });
 }
 
-// Per ordinal: 0 = not yet probed, 1 = this binary has code for the device.
+// Per ordinal: 0 = not yet probed (or no image), else the PTX version of this binary's code
+// for the device (kernel_image_version).
+std::mutex image_mutex;
+std::vector<int> image_versions;
+
 Status probe_kernel_image(int ordinal, const DeviceInfo& info, const char* op) {
-  static std::mutex mutex;
-  static std::vector<char> has_image;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (static_cast<int>(has_image.size()) <= ordinal) has_image.resize(ordinal + 1, 0);
-  if (has_image[ordinal]) return Status::success();
+  std::lock_guard<std::mutex> lock(image_mutex);
+  if (static_cast<int>(image_versions.size()) <= ordinal) image_versions.resize(ordinal + 1, 0);
+  if (image_versions[ordinal] != 0) return Status::success();
 
   DeviceGuard guard;
   Status st = guard.enter(ordinal, op);
@@ -133,11 +135,18 @@ Status probe_kernel_image(int ordinal, const DeviceInfo& info, const char* op) {
                       std::to_string(info.arch()) + ")");
   }
   SMLA_CUDA_TRY(err, op, "cudaFuncGetAttributes");
-  has_image[ordinal] = 1;
+  image_versions[ordinal] = attr.ptxVersion;
   return Status::success();
 }
 
 }  // namespace
+
+int kernel_image_version(int ordinal) {
+  std::lock_guard<std::mutex> lock(image_mutex);
+  return ordinal >= 0 && ordinal < static_cast<int>(image_versions.size())
+             ? image_versions[ordinal]
+             : 0;
+}
 
 int device_count() {
   int count = 0;

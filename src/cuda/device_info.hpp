@@ -19,4 +19,9 @@ struct DeviceInfo {
 // The cached properties of CUDA device `ordinal`; fails if it does not exist.
 Status device_info(int ordinal, const DeviceInfo** info);
 
+// The PTX version of the code this binary runs on device `ordinal` (90 for code built for
+// sm_90 or later; every kernel of libsmla's CUDA_ARCHITECTURES list shares it), read once by
+// the check_device of the first op on that device (backend.cu); 0 before that.
+int kernel_image_version(int ordinal);
+
 }  // namespace smla::cuda_backend

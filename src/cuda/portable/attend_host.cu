@@ -120,7 +120,8 @@ Status launch_split_combine(const AttendParams& p, const PlanLayout& layout,
   c.res_max_stride_t = p.max_stride_t;
   c.res_max_stride_h = p.max_stride_h;
   c.timeline = p.timeline != nullptr ? p.timeline + timeline::kAttendWords : nullptr;
-  const CombineLaunch how{info.cc_major >= 9, info.sm_count, info.max_smem_per_block_optin};
+  const CombineLaunch how{cuda_backend::kernel_image_version(info.ordinal) >= 90, info.sm_count,
+                          info.max_smem_per_block_optin};
   return launch_combine(c, how, stream, "smla::attend");
 }
 

@@ -3,9 +3,6 @@
 // lse at once, four partials' outputs in flight) rather than one memory round trip per partial:
 // a decode token can have ~17 partials. Every reduction has a fixed order: deterministic.
 #include <cmath>
-#include <cstdint>
-#include <mutex>
-#include <vector>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/portable/combine_kernel.hpp"
@@ -146,28 +143,6 @@ __global__ void __launch_bounds__(kWarps * 32)
   timeline::mark(p.timeline, timeline::kCombinePoints, timeline::kCombineExit, lane == 0);
 }
 
-// Whether the combine kernel's code on the current device was built for sm_90 or later, so
-// that its grid-dependency wait is real: a build for older GPUs runs there through its PTX,
-// whose wait compiled to nothing. The image a device loads never changes, so each device is
-// asked once rather than on every split call's host path.
-template <typename PartialT>
-Status code_waits_for_grid(const char* op, bool* waits) {
-  int ordinal = 0;
-  SMLA_CUDA_TRY(cudaGetDevice(&ordinal), op, "cudaGetDevice");
-  static std::mutex mutex;
-  static std::vector<int8_t> answers;  // per ordinal: 0 not asked yet, 1 no, 2 yes
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (answers.size() <= static_cast<size_t>(ordinal)) answers.resize(ordinal + 1, 0);
-  if (answers[ordinal] == 0) {
-    cudaFuncAttributes compiled;
-    SMLA_CUDA_TRY(cudaFuncGetAttributes(&compiled, combine_kernel<PartialT>), op,
-                  "cudaFuncGetAttributes(combine_kernel)");
-    answers[ordinal] = compiled.ptxVersion >= 90 ? 2 : 1;
-  }
-  *waits = answers[ordinal] == 2;
-  return Status::success();
-}
-
 }  // namespace
 
 template <typename PartialT>
@@ -183,16 +158,12 @@ Status launch_combine(const CombineParams<PartialT>& params, CombineLaunch how,
   config.gridDim = dim3(static_cast<unsigned>(blocks));
   config.blockDim = dim3(kWarps * 32);
   config.stream = stream;
-  bool beside = how.beside_previous && blocks <= how.sm_count;
-  if (beside) {
-    if (Status st = code_waits_for_grid<PartialT>(op, &beside); !st.ok()) return st;
-  }
-  if (beside) {
+  if (how.beside_previous && blocks <= how.sm_count) {
     config.attrs = &beside_previous;
     config.numAttrs = 1;
     // Two such blocks, with the 1 KB the runtime reserves for each, need more than the
-    // opt-in limit plus 1 KB: all of an SM's shared memory. Set on every launch, unlike the
-    // question above: a cudaDeviceReset drops it.
+    // opt-in limit plus 1 KB: all of an SM's shared memory. Set on every launch: a cache of
+    // it would outlive a cudaDeviceReset, which drops it.
     const int one_per_sm = how.smem_per_block_optin / 2 + 1024;
     SMLA_CUDA_TRY(cudaFuncSetAttribute(combine_kernel<PartialT>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, one_per_sm),

@@ -52,14 +52,16 @@ struct CombineParams {
 // How the combine kernel's launch follows the kernel before it on the stream. Value-
 // initialized: a plain launch, which starts once the previous kernel has ended.
 struct CombineLaunch {
-  // Programmatic dependent launch (taken when the kernel's code is built for sm_90+ and the
-  // grid has at most one block per SM): the blocks start while the previous kernel, which
-  // allows it (ptx::allow_dependent_launch), still runs, and wait for that kernel's end
-  // before their first read, so the launch's latency hides behind its tail. Each block then
-  // asks for over half an SM's shared memory (unused) so that no two share an SM: the blocks
-  // placed early would otherwise crowd the few SMs that the previous kernel leaves idle.
-  // The blocks read token_partials and sink before that wait: both must have been complete
-  // when the previous kernel started (attend's plan and inputs are).
+  // Programmatic dependent launch (taken when the grid has at most one block per SM): the
+  // blocks start while the previous kernel, which allows it (ptx::allow_dependent_launch),
+  // still runs, and wait for that kernel's end before their first read, so the launch's
+  // latency hides behind its tail. Set it only where this binary's code for the device is
+  // built for sm_90+ (cuda_backend::kernel_image_version): older code runs there through PTX
+  // whose wait compiled to nothing. Each block then asks for over half an SM's shared memory
+  // (unused) so that no two share an SM: the blocks placed early would otherwise crowd the
+  // few SMs that the previous kernel leaves idle. The blocks read token_partials and sink
+  // before that wait: both must have been complete when the previous kernel started
+  // (attend's plan and inputs are).
   bool beside_previous = false;
   int sm_count = 0;
   int smem_per_block_optin = 0;  // bytes
