@@ -270,8 +270,7 @@ TEST(GpuAttend, RoundsAndTailMatchTheOracleAndRepeatBitwise) {
 // round.
 TEST(GpuAttend, SplitLaunchesWithWholeTokensMatchTheOracleAndRepeatBitwise) {
   SMLA_REQUIRE_GPU();
-  const ScopedEnv restore("SMLA_SPLIT_WHOLE_TOKENS");
-  setenv("SMLA_SPLIT_WHOLE_TOKENS", "1", 1);
+  const ScopedEnv on("SMLA_SPLIT_WHOLE_TOKENS", "1");
   const cuda_backend::DeviceInfo* info = nullptr;
   ASSERT_TRUE(status_ok(cuda_backend::device_info(0, &info)));
   for (const Pair& pair :
