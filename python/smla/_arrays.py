@@ -146,10 +146,22 @@ def empty(like: Any, shape: Sequence[int], dtype: str) -> Any:
 
     ``dtype`` is one of "bf16", "f32", "i32", "u8".
     """
+    return _new_array("empty", like, shape, dtype)
+
+
+def zeros(like: Any, shape: Sequence[int], dtype: str) -> Any:
+    """A zero-filled array of ``like``'s framework and device (dtypes as :func:`empty`)."""
+    return _new_array("zeros", like, shape, dtype)
+
+
+def _new_array(constructor: str, like: Any, shape: Sequence[int], dtype: str) -> Any:
+    # `constructor` ("empty" or "zeros") has the same signature in torch, NumPy, CuPy and
+    # the Array API.
     shape = tuple(int(s) for s in shape)
     if is_torch(like):
         torch = _torch()
-        return torch.empty(shape, dtype=getattr(torch, _TORCH_DTYPES[dtype]), device=like.device)
+        return getattr(torch, constructor)(shape, dtype=getattr(torch, _TORCH_DTYPES[dtype]),
+                                           device=like.device)
     if dtype == "bf16":
         resolved = bf16_dtype_of(like)
     elif _is_numpy(like) or _is_cupy(like):   # CuPy's dtypes are NumPy's
@@ -157,13 +169,13 @@ def empty(like: Any, shape: Sequence[int], dtype: str) -> Any:
     else:
         resolved = getattr(like.__array_namespace__(), _NUMPY_DTYPES[dtype])
     if _is_numpy(like):
-        return sys.modules["numpy"].empty(shape, dtype=resolved)
+        return getattr(sys.modules["numpy"], constructor)(shape, dtype=resolved)
     if _is_cupy(like):
         with like.device:
-            return sys.modules["cupy"].empty(shape, dtype=resolved)
+            return getattr(sys.modules["cupy"], constructor)(shape, dtype=resolved)
     # Any other Array-API framework (JAX ...): same device as `like`.
     xp = like.__array_namespace__()
-    return xp.empty(shape, dtype=resolved, device=like.device)
+    return getattr(xp, constructor)(shape, dtype=resolved, device=like.device)
 
 
 def stream_handle(like: Any, stream: Any = None) -> int:

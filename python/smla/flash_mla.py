@@ -1,10 +1,12 @@
 """A drop-in for FlashMLA's sparse interface (``flash_mla``), backed by smla.
 
-Replace ``from flash_mla import ...`` by ``from smla.flash_mla import ...``: the names,
-argument names, shapes and return values are FlashMLA's (docs/migrating-from-flashmla.md
-lists the differences). Arrays of any DLPack framework are accepted; with torch tensors the
-calls go through the torch custom ops ``torch.ops.smla.sparse_prefill`` / ``sparse_decode``
-(registered on import when torch is importable), so torch.compile and CUDA graphs see them.
+Replace ``from flash_mla import ...`` (or SGLang's ``from sgl_kernel.flash_mla import ...``)
+by ``from smla.flash_mla import ...``: the names, argument names, shapes and return values
+are FlashMLA's, in its current form and in the older one with metadata arrays
+(docs/migrating-from-flashmla.md lists the differences). Arrays of any DLPack framework are
+accepted; with torch tensors the calls go through the torch custom ops
+``torch.ops.smla.sparse_prefill`` / ``sparse_decode`` (registered on import when torch is
+importable), so torch.compile and CUDA graphs see them.
 
 KV caches (``k_cache``, ``extra_k_cache``): [num_blocks, page_block_size, 1, bytes per token],
 uint8 or float8_e4m3fn; the format follows from d_qk and the bytes per token (656: fp8_v32,
@@ -18,7 +20,7 @@ import dataclasses
 from typing import Any, Optional, Tuple
 
 from . import _sparse
-from ._arrays import Array, is_torch
+from ._arrays import Array, is_torch, zeros
 from ._errors import InvalidArgumentError, NotBuiltError, argument_names
 from ._formats import infer_format, row_width
 from .ops import Plan, plan as make_plan
@@ -58,13 +60,74 @@ class FlashMLASchedMeta:
     plan: Optional[Plan] = None
 
 
-def get_mla_metadata(*args: Any, **kwargs: Any) -> Tuple[FlashMLASchedMeta, None]:
-    """Returns ``(FlashMLASchedMeta(), None)``, FlashMLA's current form.
+# FlashMLA's TileSchedulerMetaDataSize: the columns of its older tile_scheduler_metadata.
+_OLDER_METADATA_COLUMNS = 8
 
-    The arguments of FlashMLA's older signature (cache_seqlens, num_q_tokens_per_head_k,
-    num_heads_k, ...) are accepted and ignored: the schedule is made on first use.
+
+def get_mla_metadata(*args: Any, **kwargs: Any) -> Tuple[Any, Any]:
+    """FlashMLA's scheduling metadata, in the form the caller's FlashMLA version returns.
+
+    FlashMLA's current form, where ``cache_seqlens`` (the first argument) is None or not
+    given, returns ``(FlashMLASchedMeta(), None)``; the schedule is made on first use and the
+    other arguments are ignored.
+
+    FlashMLA's older form (``sgl_kernel.flash_mla``, SGLang's NSA backend), where
+    ``cache_seqlens`` is an int32 array of [batch], returns two int32 arrays of its framework
+    and device: ``tile_scheduler_metadata`` [1, 8] and ``num_splits`` [batch + 1]. They are
+    zero-filled placeholders with FlashMLA's shapes, so that engines can slice them and copy
+    them into their CUDA-graph buffers as they did; smla never reads them, and a call given
+    them makes its own plan (as a call without metadata does). The other arguments are
+    ignored.
     """
-    return FlashMLASchedMeta(), None
+    cache_seqlens = args[0] if args else kwargs.get("cache_seqlens")
+    if cache_seqlens is None:
+        return FlashMLASchedMeta(), None
+    if not _is_array(cache_seqlens) or len(cache_seqlens.shape) != 1:
+        raise InvalidArgumentError(
+            f"cache_seqlens: expected None (FlashMLA's current interface) or an array "
+            f"of [batch] (its older one), got {_describe(cache_seqlens)}")
+    batch = int(cache_seqlens.shape[0])
+    return (zeros(cache_seqlens, (1, _OLDER_METADATA_COLUMNS), "i32"),
+            zeros(cache_seqlens, (batch + 1,), "i32"))
+
+
+def _is_array(value: Any) -> bool:
+    return hasattr(value, "shape") and hasattr(value, "__dlpack__")
+
+
+def _describe(value: Any) -> str:
+    if _is_array(value):
+        return f"an array of shape {tuple(value.shape)}"
+    return type(value).__name__
+
+
+def _schedule_metadata(tile_scheduler_metadata: Any, num_splits: Any,
+                       batch: int) -> Optional[FlashMLASchedMeta]:
+    """The FlashMLASchedMeta a call plans with, or None for a plan of its own: no metadata,
+    or the placeholder arrays of the older form (checked for FlashMLA's shapes, never read)."""
+    if tile_scheduler_metadata is None or isinstance(tile_scheduler_metadata,
+                                                     FlashMLASchedMeta):
+        if num_splits is not None:
+            raise InvalidArgumentError(
+                "num_splits: must be None, unless tile_scheduler_metadata is the array that "
+                "get_mla_metadata(cache_seqlens, ...) returned with it (FlashMLA's older "
+                "interface)")
+        return tile_scheduler_metadata
+    if not _is_array(tile_scheduler_metadata):
+        raise TypeError(
+            "tile_scheduler_metadata: expected the FlashMLASchedMeta of get_mla_metadata(), "
+            f"or the array of its older form, got {type(tile_scheduler_metadata).__name__}")
+    shape = tuple(tile_scheduler_metadata.shape)
+    if len(shape) != 2 or shape[1] != _OLDER_METADATA_COLUMNS:
+        raise InvalidArgumentError(
+            f"tile_scheduler_metadata: expected [num_sm_parts, {_OLDER_METADATA_COLUMNS}] "
+            f"(FlashMLA's older interface), got shape {shape}")
+    if not _is_array(num_splits) or tuple(num_splits.shape) != (batch + 1,):
+        raise InvalidArgumentError(
+            f"num_splits: expected the [batch + 1] = [{batch + 1}] array that "
+            f"get_mla_metadata(cache_seqlens, ...) returned beside tile_scheduler_metadata, "
+            f"got {_describe(num_splits)}")
+    return None
 
 
 def flash_mla_sparse_fwd(q: Array, kv: Array, indices: Array, sm_scale: float, d_v: int = 512,
@@ -140,8 +203,8 @@ def flash_mla_with_kvcache(
     block_table: Optional[Array] = None,
     cache_seqlens: Optional[Array] = None,
     head_dim_v: int = 512,
-    tile_scheduler_metadata: Optional[FlashMLASchedMeta] = None,
-    num_splits: None = None,
+    tile_scheduler_metadata: Any = None,
+    num_splits: Any = None,
     softmax_scale: Optional[float] = None,
     causal: bool = False,
     is_fp8_kvcache: bool = False,
@@ -164,8 +227,10 @@ def flash_mla_with_kvcache(
         block_table, cache_seqlens: unused in sparse mode (FlashMLA's dense mode is not
             implemented yet: calling without ``indices`` raises NotImplementedError).
         head_dim_v: must be 512.
-        tile_scheduler_metadata: from :func:`get_mla_metadata`; None makes no reuse.
-        num_splits: must be None.
+        tile_scheduler_metadata: the FlashMLASchedMeta of :func:`get_mla_metadata`; None
+            makes no reuse. The array of its older form (with ``num_splits``) is accepted
+            and not read: the call makes its own plan, as with None.
+        num_splits: None, or the older form's [batch + 1] array.
         softmax_scale: default d_qk ** -0.5.
         causal: must be False in sparse mode.
         is_fp8_kvcache: True for the fp8 formats, False for bf16 and int8_ds_mla caches.
@@ -186,8 +251,6 @@ def flash_mla_with_kvcache(
         raise NotBuiltError(
             "indices: smla implements FlashMLA's sparse mode only; dense paged decode "
             "(block_table + cache_seqlens) is planned (SPEC §3.5)")
-    if num_splits is not None:
-        raise InvalidArgumentError("num_splits: must be None (FlashMLA's current interface)")
     if causal:
         raise InvalidArgumentError("causal: must be False when indices are given (sparse mode)")
     for name, value in (("extra_indices_in_kvcache", extra_indices_in_kvcache),
@@ -196,12 +259,9 @@ def flash_mla_with_kvcache(
             raise InvalidArgumentError(f"{name}: given without extra_k_cache")
     if extra_k_cache is not None and extra_indices_in_kvcache is None:
         raise InvalidArgumentError("extra_indices_in_kvcache: required with extra_k_cache")
-    if tile_scheduler_metadata is not None and not isinstance(tile_scheduler_metadata,
-                                                              FlashMLASchedMeta):
-        raise TypeError("tile_scheduler_metadata: expected the FlashMLASchedMeta of "
-                        f"get_mla_metadata(), got {type(tile_scheduler_metadata).__name__}")
     _sparse.check_d_v(head_dim_v, "head_dim_v")
     _sparse.check_decode_shapes(q, indices, extra_indices_in_kvcache)
+    meta = _schedule_metadata(tile_scheduler_metadata, num_splits, int(q.shape[0]))
     d_qk = row_width(q, "q")
     if softmax_scale is None:
         softmax_scale = d_qk ** -0.5
@@ -210,7 +270,6 @@ def flash_mla_with_kvcache(
         extra_format = _decode_format(extra_k_cache, extra_format, is_fp8_kvcache, d_qk,
                                       "extra_k_cache")
 
-    meta = tile_scheduler_metadata
     first_use = meta is not None and not meta.have_initialized
     try:
         if meta is not None:

@@ -101,7 +101,8 @@ def test_with_kvcache_explicit_format_and_scale(rng, format):
 
 def test_metadata_reuse_and_misuse(rng):
     w = _decode_workload(rng, 576, "fp8_v32", None)
-    meta, _ = get_mla_metadata(np.zeros(3, np.int32), 1, 1)     # old-style args ignored
+    # vLLM's call: FlashMLA's current form ignores every argument but cache_seqlens=None.
+    meta, _ = get_mla_metadata(cache_seqlens=None, num_q_tokens_per_head_k=16, num_heads_k=1)
     args = dict(is_fp8_kvcache=True, indices=w["indices"])
     first, _ = flash_mla_with_kvcache(w["q"], w["k_cache"], None, None, 512, meta, **args)
     plan = meta.plan
@@ -117,6 +118,48 @@ def test_metadata_reuse_and_misuse(rng):
     with pytest.raises(TypeError, match="tile_scheduler_metadata"):
         flash_mla_with_kvcache(w["q"], w["k_cache"], None, None, 512, object(), **args)
     assert isinstance(meta, FlashMLASchedMeta)
+
+
+def test_older_metadata_form(rng):
+    """FlashMLA's older interface (sgl_kernel.flash_mla, SGLang's NSA backend): metadata
+    arrays from cache_seqlens, passed back with num_splits, give the results of a call
+    without metadata bit for bit."""
+    w = _decode_workload(rng, 576, "fp8_v32", None)
+    b, s_q, h_q = w["q"].shape[:3]
+    cache_seqlens = np.full(b, 20, np.int32)
+    tile_metadata, num_splits = get_mla_metadata(
+        cache_seqlens=cache_seqlens, num_q_tokens_per_head_k=s_q * h_q, num_heads_k=1,
+        num_heads_q=h_q, is_fp8_kvcache=True, topk=20)
+    assert tile_metadata.dtype == num_splits.dtype == np.int32
+    assert tile_metadata.shape == (1, 8) and num_splits.shape == (b + 1,)
+    assert not tile_metadata.any() and not num_splits.any()
+    assert get_mla_metadata(cache_seqlens, s_q * h_q, 1)[1].shape == (b + 1,)   # positional
+
+    args = dict(is_fp8_kvcache=True, indices=w["indices"])
+    out, lse = flash_mla_with_kvcache(w["q"], w["k_cache"], None, cache_seqlens, 512,
+                                      tile_metadata, num_splits, **args)
+    plain_out, plain_lse = flash_mla_with_kvcache(w["q"], w["k_cache"], None, None, 512, None,
+                                                  **args)
+    assert np.array_equal(out.view(np.uint16), plain_out.view(np.uint16))
+    assert np.array_equal(lse, plain_lse, equal_nan=True)
+    ref_out, ref_lse = _decode_reference(w, 576 ** -0.5)
+    reference.check_out(out, ref_out)
+    reference.check_stat(lse, ref_lse, "lse")
+
+    call = (lambda tile, splits: flash_mla_with_kvcache(
+        w["q"], w["k_cache"], None, cache_seqlens, 512, tile, splits, **args))
+    with pytest.raises(ValueError, match=r"num_splits: expected the \[batch \+ 1\] = \[4\]"):
+        call(tile_metadata, num_splits[:-1])
+    with pytest.raises(ValueError, match="num_splits: expected"):
+        call(tile_metadata, None)
+    with pytest.raises(ValueError, match="num_splits: must be None"):
+        call(get_mla_metadata()[0], num_splits)
+    with pytest.raises(ValueError, match=r"tile_scheduler_metadata: expected \[num_sm_parts, 8\]"):
+        call(tile_metadata[:, :4], num_splits)
+    with pytest.raises(ValueError, match="cache_seqlens"):
+        get_mla_metadata(np.zeros((b, 1), np.int32))
+    with pytest.raises(ValueError, match="cache_seqlens: .* got int"):
+        get_mla_metadata(3)
 
 
 def test_failed_first_call_leaves_the_metadata_empty(rng):

@@ -116,13 +116,15 @@ def test_with_kvcache_parity(format, d_qk, h_q, s_q, optional):
     assert torch.equal(out, again) and torch.equal(lse, lse_again)   # deterministic
 
 
+@pytest.mark.parametrize("metadata_form", ["current", "older"])
 @pytest.mark.parametrize("format,d_qk", DECODE_CASES)
-def test_decode_loop_in_cuda_graph(format, d_qk):
+def test_decode_loop_in_cuda_graph(format, d_qk, metadata_form):
     """A decode step captured once, as an engine captures it: the step's new KV rows written
-    into the cache (smla.write_cache), then the metadata made and the attention run (as vLLM
-    does per step); replayed with new rows, slots, indices and lengths copied into its static
-    inputs. Every request attends to the row it has just written, so a write ordered after
-    the attention would fail the check."""
+    into the cache (smla.write_cache), then the attention run; replayed with new rows, slots,
+    indices and lengths copied into its static inputs. Every request attends to the row it
+    has just written, so a write ordered after the attention would fail the check. The
+    metadata is made in the step (vLLM, FlashMLA's current form) or, in FlashMLA's older
+    form, made per step outside the graph and copied into the graph's arrays (SGLang)."""
     gen = _gen(7)
     b, h_q, topk, slots = 4, 64, 128, 32 * 64
     cache = _pool(gen, format, d_qk, num_blocks=32, block_size=64)
@@ -133,11 +135,17 @@ def test_decode_loop_in_cuda_graph(format, d_qk):
     new_rows = torch.zeros(b, d_qk, dtype=torch.bfloat16, device=DEV)
     new_slots = torch.full((b,), -1, dtype=torch.int32, device=DEV)   # warm-up writes nothing
 
+    def older_metadata():
+        return get_mla_metadata(lengths, h_q, 1, h_q, True, topk)
+
+    graph_metadata = older_metadata()
+
     def step():
         smla.write_cache(new_rows, new_slots, cache)
-        meta, _ = get_mla_metadata()
-        return flash_mla_with_kvcache(q, cache, None, None, 512, meta, is_fp8_kvcache=True,
-                                      indices=indices, attn_sink=sink, topk_length=lengths)
+        metadata = (get_mla_metadata()[0], None) if metadata_form == "current" else graph_metadata
+        return flash_mla_with_kvcache(q, cache, None, lengths, 512, *metadata,
+                                      is_fp8_kvcache=True, indices=indices, attn_sink=sink,
+                                      topk_length=lengths)
 
     lengths.fill_(topk)
     side = torch.cuda.Stream()
@@ -160,6 +168,9 @@ def test_decode_loop_in_cuda_graph(format, d_qk):
         indices.copy_(chosen)
         lengths.copy_(torch.randint(2, topk + 1, (b,), generator=gen, device=DEV,
                                     dtype=torch.int32))
+        if metadata_form == "older":
+            for static, fresh in zip(graph_metadata, older_metadata()):
+                static.copy_(fresh)
         graph.replay()
         torch.cuda.synchronize()
         keys = ref.dequantize(cache[:, :, 0], format)

@@ -113,23 +113,27 @@ def test_opcheck_of_both_ops():
 
 
 # fullgraph=True: nothing on the way to the ops breaks the graph (no call into the extension
-# module, which dynamo cannot trace), without a FlashMLASchedMeta, with a fresh one, and with
-# one whose plan an eager call has made.
-@pytest.mark.parametrize("fullgraph,meta_kind",
-                         [(False, None), (True, None), (True, "fresh"), (True, "planned")])
+# module, which dynamo cannot trace), without a FlashMLASchedMeta, with a fresh one, with one
+# whose plan an eager call has made, and with the metadata arrays of FlashMLA's older form.
+@pytest.mark.parametrize("fullgraph,meta_kind", [(False, None), (True, None), (True, "fresh"),
+                                                 (True, "planned"), (True, "older")])
 def test_compiled_function_calls_the_ops(fullgraph, meta_kind):
     case = _decode_case(torch.Generator().manual_seed(4), "fp8_v32", 576)
     kv = torch.randn(64, 1, 576, generator=torch.Generator().manual_seed(5)).to(torch.bfloat16)
-    meta = get_mla_metadata()[0] if meta_kind else None
+    if meta_kind == "older":
+        metadata = get_mla_metadata(case["topk_length"], 16, 1)
+    else:
+        metadata = (get_mla_metadata()[0] if meta_kind else None, None)
     if meta_kind == "planned":
-        flash_mla_with_kvcache(case["q"], case["cache"], None, None, 512, meta,
+        flash_mla_with_kvcache(case["q"], case["cache"], None, None, 512, *metadata,
                                is_fp8_kvcache=True, indices=case["indices"],
                                attn_sink=case["sink"], topk_length=case["topk_length"])
-        assert meta.plan is not None
+        assert metadata[0].plan is not None
 
     def step(q, cache, indices, lengths, sink):
-        out, lse = flash_mla_with_kvcache(q, cache, None, None, 512, meta, is_fp8_kvcache=True,
-                                          indices=indices, attn_sink=sink, topk_length=lengths)
+        out, lse = flash_mla_with_kvcache(q, cache, None, None, 512, *metadata,
+                                          is_fp8_kvcache=True, indices=indices, attn_sink=sink,
+                                          topk_length=lengths)
         prefill, _, _ = flash_mla_sparse_fwd(q[0], kv, indices[0][:, None, :], 0.1)
         # view() needs FlashMLA's lse strides, in the traced graph (the fake) and eagerly.
         return out.float().sum(-1) + 1, lse.transpose(1, 2).view(-1) * 2, prefill
@@ -139,6 +143,29 @@ def test_compiled_function_calls_the_ops(fullgraph, meta_kind):
     compiled = torch.compile(step, backend="aot_eager", fullgraph=fullgraph)
     for got, expected in zip(compiled(*args), step(*args)):
         assert torch.equal(got, expected)
+
+
+def test_older_metadata_in_sglangs_graph_buffers():
+    """SGLang's NSA backend keeps the older form's arrays of its largest batch as CUDA-graph
+    inputs, copies each step's arrays into them and passes num_splits sliced to the batch:
+    the results are those of a call without metadata."""
+    case = _decode_case(torch.Generator().manual_seed(7), "fp8_v32", 576)
+    b, s_q, h_q = case["q"].shape[:3]
+    seqlens = torch.full((b,), 16, dtype=torch.int32)
+    kw = dict(num_q_tokens_per_head_k=s_q * h_q, num_heads_k=1, num_heads_q=h_q,
+              is_fp8_kvcache=True, topk=16)
+    tile_buffer, splits_buffer = get_mla_metadata(torch.full((8,), 16, dtype=torch.int32), **kw)
+    tile_metadata, num_splits = get_mla_metadata(seqlens, **kw)
+    assert tile_metadata.shape == tile_buffer.shape and num_splits.shape == (b + 1,)
+    tile_buffer.copy_(tile_metadata)
+    splits_buffer[:b + 1].copy_(num_splits)
+
+    out, lse = flash_mla_with_kvcache(
+        case["q"], case["cache"], None, seqlens, 512, tile_buffer, splits_buffer[:b + 1],
+        is_fp8_kvcache=True, indices=case["indices"], attn_sink=case["sink"],
+        topk_length=case["topk_length"])
+    plain_out, plain_lse = _run_decode(case)
+    assert torch.equal(out, plain_out) and torch.equal(lse, plain_lse)
 
 
 def test_errors_cross_the_op_boundary_with_their_class_and_names():
