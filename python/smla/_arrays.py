@@ -48,10 +48,14 @@ def _is_cupy(a: Any) -> bool:
     return cupy is not None and isinstance(a, cupy.ndarray)
 
 
-def has_views(a: Any) -> bool:
-    """Whether slicing ``a`` gives a view that shares its memory (NumPy, torch, CuPy), so a
-    call can write into part of an output. JAX slices are copies."""
-    return is_torch(a) or _is_numpy(a) or _is_cupy(a)
+def repeat_each(a: Any, count: int) -> Any:
+    """The 1-D ``a`` with each element repeated ``count`` times, in ``a``'s framework and on
+    its device, without a host synchronization (torch's repeat_interleave may need one)."""
+    if count == 1:
+        return a
+    if is_torch(a):   # torch's repeat tiles the whole tensor
+        return a.unsqueeze(1).expand(a.shape[0], count).reshape(-1)
+    return a.repeat(count)   # NumPy, CuPy and JAX arrays
 
 
 def _is_numpy_bf16(dtype: Any) -> bool:

@@ -6,9 +6,9 @@ custom ops (smla._torch_ops) call them from their real implementations.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, NamedTuple, Optional, Tuple
 
-from ._arrays import Array, empty, has_views, on_callers_device
+from ._arrays import Array, empty, on_callers_device, repeat_each
 from ._errors import InvalidArgumentError, argument_names
 from .ops import D_V, Plan, run_attend
 
@@ -52,7 +52,7 @@ def sparse_prefill(q: Array, kv: Array, indices: Array, sm_scale: float,
 
 
 def check_decode_shapes(q: Array, indices: Array, extra_indices: Optional[Array]) -> None:
-    """The ranks of FlashMLA's decode shapes, which the per-position slicing relies on."""
+    """The ranks of FlashMLA's decode shapes, which the merge of batch and position relies on."""
     if len(q.shape) != 4:
         raise InvalidArgumentError(
             f"q: expected [batch, s_q, h_q, d_qk], got shape {tuple(q.shape)}")
@@ -62,6 +62,39 @@ def check_decode_shapes(q: Array, indices: Array, extra_indices: Optional[Array]
             raise InvalidArgumentError(
                 f"{name}: expected [batch, s_q, topk] = [{q.shape[0]}, {q.shape[1]}, topk], "
                 f"got shape {tuple(array.shape)}")
+
+
+class DecodeTokens(NamedTuple):
+    """FlashMLA's decode arguments as the tokens of one attend: request i's query position j
+    is token i * s_q + j, so the b requests' s_q positions (MTP) run in one launch."""
+    q: Array                        # [b * s_q, h_q, d_qk]
+    indices: Array                  # [b * s_q, topk]
+    extra_indices: Optional[Array]  # [b * s_q, extra_topk]
+    lengths: Optional[Array]        # [b * s_q]: each request's length once per position
+    extra_lengths: Optional[Array]
+
+
+def decode_tokens(q: Array, indices: Array, extra_indices: Optional[Array],
+                  topk_length: Optional[Array],
+                  extra_topk_length: Optional[Array]) -> DecodeTokens:
+    """Merges batch and position (reshape: a view where the strides allow one, a copy
+    otherwise, in every framework); per-request lengths repeat over the positions."""
+    check_decode_shapes(q, indices, extra_indices)
+    b, s_q = int(q.shape[0]), int(q.shape[1])
+    for name, lengths in (("topk_length", topk_length),
+                          ("extra_topk_length", extra_topk_length)):
+        if lengths is not None and tuple(lengths.shape) != (b,):
+            raise InvalidArgumentError(
+                f"{name}: expected [batch] = [{b}], got shape {tuple(lengths.shape)}")
+
+    def tokens(a: Optional[Array]) -> Optional[Array]:
+        return None if a is None else a.reshape((b * s_q,) + tuple(a.shape[2:]))
+
+    def per_token(lengths: Optional[Array]) -> Optional[Array]:
+        return None if lengths is None else repeat_each(lengths, s_q)
+
+    return DecodeTokens(tokens(q), tokens(indices), tokens(extra_indices),
+                        per_token(topk_length), per_token(extra_topk_length))
 
 
 @on_callers_device
@@ -74,34 +107,19 @@ def sparse_decode(q: Array, k_cache: Array, indices: Array, softmax_scale: float
     """q [b, s_q, h_q, d_qk] bf16, caches [num_blocks, block, 1, bytes], indices [b, s_q, k].
 
     Returns (out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] f32: with NumPy, torch and CuPy
-    a transposed view of a contiguous [b, s_q, h_q], as FlashMLA returns it).
+    a transposed view of a contiguous [b, s_q, h_q], as FlashMLA returns it). All b * s_q
+    query tokens run as one attend (`plan`, if given, was made for those tokens).
     """
-    check_decode_shapes(q, indices, extra_indices)
+    t = decode_tokens(q, indices, extra_indices, topk_length, extra_topk_length)
     b, s_q, h_q = (int(s) for s in q.shape[:3])
-    # One attend per query position: its b tokens are one per request, so the per-request
-    # lengths [b] are the per-token lengths as they are. s_q is the MTP depth (1-4), and
-    # every position shares one plan. lse is FlashMLA's: a [b, h_q, s_q] view of a
-    # contiguous [b, s_q, h_q] tensor (so lse.transpose(1, 2) is contiguous, as callers of
-    # FlashMLA may assume), and position i writes its [b, h_q] slice (rows of h_q
-    # contiguous). Frameworks whose slices are copies (JAX) get one output per position,
-    # stacked at the end.
-    views = has_views(q)
-    if views:
-        out = empty(q, (b, s_q, h_q, D_V), "bf16")
-        lse = empty(q, (b, s_q, h_q), "f32").swapaxes(1, 2)
-    outs, lses = [], []
-    for i in range(s_q):
-        out_i = out[:, i] if views else empty(q, (b, h_q, D_V), "bf16")
-        lse_i = lse[:, :, i] if views else empty(q, (b, h_q), "f32")
-        with argument_names(DECODE_NAMES):
-            run_attend(q[:, i], k_cache, indices[:, i], softmax_scale, out_i, lse_i, None,
-                       plan=plan, stream=stream, format=format, lengths=topk_length,
-                       extra_kv=extra_k_cache, extra_format=extra_format,
-                       extra_indices=None if extra_indices is None else extra_indices[:, i],
-                       extra_lengths=extra_topk_length, sink=attn_sink)
-        outs.append(out_i)
-        lses.append(lse_i)
-    if not views:
-        xp = q.__array_namespace__()
-        out, lse = xp.stack(outs, axis=1), xp.stack(lses, axis=2)
-    return out, lse
+    out = empty(q, (b * s_q, h_q, D_V), "bf16")
+    lse = empty(q, (b * s_q, h_q), "f32")
+    with argument_names(DECODE_NAMES):
+        run_attend(t.q, k_cache, t.indices, softmax_scale, out, lse, None, plan=plan,
+                   stream=stream, format=format, lengths=t.lengths, extra_kv=extra_k_cache,
+                   extra_format=extra_format, extra_indices=t.extra_indices,
+                   extra_lengths=t.extra_lengths, sink=attn_sink)
+    # FlashMLA's lse is a [b, h_q, s_q] view of a contiguous [b, s_q, h_q] tensor (so
+    # lse.transpose(1, 2) is contiguous, as callers of FlashMLA may assume); frameworks
+    # without views (JAX) get copies of the same values.
+    return out.reshape((b, s_q, h_q, D_V)), lse.reshape((b, s_q, h_q)).swapaxes(1, 2)

@@ -245,7 +245,8 @@ def flash_mla_with_kvcache(
 
     Returns:
         (out [b, s_q, h_q, 512] bfloat16, lse [b, h_q, s_q] float32; lse is, as in FlashMLA,
-        a transposed view of a contiguous [b, s_q, h_q] where the framework has views).
+        a transposed view of a contiguous [b, s_q, h_q] where the framework has views). The
+        b * s_q query tokens (s_q > 1: MTP) run as one attend.
     """
     if indices is None:
         raise NotBuiltError(
@@ -288,13 +289,14 @@ def flash_mla_with_kvcache(
         if meta is not None and meta.plan is None and not compiling:
             # Under torch.compile the plan is made inside each call instead: a plan made while
             # tracing would be a fake tensor.
+            t = _sparse.decode_tokens(q, indices, extra_indices_in_kvcache, topk_length,
+                                      extra_topk_length)
             with argument_names(_sparse.DECODE_NAMES):
                 meta.plan = make_plan(
-                    q[:, 0], k_cache, indices[:, 0], softmax_scale, format=format,
-                    lengths=topk_length, extra_kv=extra_k_cache, extra_format=extra_format,
-                    extra_indices=None if extra_indices_in_kvcache is None
-                    else extra_indices_in_kvcache[:, 0],
-                    extra_lengths=extra_topk_length, sink=attn_sink, stream=stream)
+                    t.q, k_cache, t.indices, softmax_scale, format=format, lengths=t.lengths,
+                    extra_kv=extra_k_cache, extra_format=extra_format,
+                    extra_indices=t.extra_indices, extra_lengths=t.extra_lengths,
+                    sink=attn_sink, stream=stream)
         # Not while compiling either: a plan made eagerly before is an extension object, which
         # dynamo cannot trace into (so fullgraph=True would fail on it).
         plan = meta.plan if meta is not None and not compiling else None

@@ -162,6 +162,46 @@ def test_older_metadata_form(rng):
         get_mla_metadata(3)
 
 
+def test_mtp_positions_run_as_one_attend(rng, monkeypatch):
+    """s_q > 1 (MTP): the b * s_q query tokens are one attend, request i's position j its
+    token i * s_q + j, each request's lengths repeated over its positions; q and indices
+    whose batch and position axes do not merge into a view are copied, with the same
+    results."""
+    w = _decode_workload(rng, 512, "fp8_ds_mla", "fp8_ds_mla", b=3, s_q=3)
+    b, s_q, h_q = w["q"].shape[:3]
+    topk_length = np.array([20, 1, 9], np.int32)
+    extra_topk_length = np.array([4, 0, 6], np.int32)
+    calls = []
+    run_attend = smla._sparse.run_attend
+    monkeypatch.setattr(smla._sparse, "run_attend",
+                        lambda q, *a, **kw: calls.append(q.shape) or run_attend(q, *a, **kw))
+
+    def decode(q, indices, extra_indices):
+        return flash_mla_with_kvcache(
+            q, w["k_cache"], None, None, 512, None, is_fp8_kvcache=True, indices=indices,
+            extra_k_cache=w["extra_k_cache"], extra_indices_in_kvcache=extra_indices,
+            topk_length=topk_length, extra_topk_length=extra_topk_length)
+
+    out, lse = decode(w["q"], w["indices"], w["extra_indices"])
+    assert calls == [(b * s_q, h_q, 512)]
+    ref_out, ref_lse = _decode_reference(w, 512 ** -0.5, topk_length, extra_topk_length)
+    reference.check_out(out, ref_out)
+    reference.check_stat(lse, ref_lse, "lse")
+
+    # Position-major storage: [b, s_q] views whose axes merge only by a copy.
+    swapped = [np.ascontiguousarray(a.swapaxes(0, 1)).swapaxes(0, 1)
+               for a in (w["q"], w["indices"], w["extra_indices"])]
+    assert not swapped[0].flags.c_contiguous
+    again, lse_again = decode(*swapped)
+    assert np.array_equal(out.view(np.uint16), again.view(np.uint16))
+    assert np.array_equal(lse, lse_again)
+
+    with pytest.raises(ValueError, match=r"topk_length: expected \[batch\] = \[3\]"):
+        flash_mla_with_kvcache(w["q"], w["k_cache"], None, None, 512, None,
+                               is_fp8_kvcache=True, indices=w["indices"],
+                               topk_length=np.repeat(topk_length, s_q))
+
+
 def test_failed_first_call_leaves_the_metadata_empty(rng):
     w = _decode_workload(rng, 576, "fp8_v32", None)
     meta, _ = get_mla_metadata()

@@ -324,8 +324,8 @@ def test_jax_flash_mla_sparse_fwd(jx, rng, d_qk):
 
 
 def test_jax_flash_mla_with_kvcache(jx, rng):
-    """Decode with MTP (s_q = 2) and an extra pool: JAX slices are copies, so smla writes
-    one output per position and stacks them."""
+    """Decode with MTP (s_q = 2) and an extra pool: the b * s_q tokens' outputs, written as
+    one attend's, come back in FlashMLA's shapes (lse a transposed copy: JAX has no views)."""
     b, s_q, h_q, d_qk = 3, 2, 64, 512
     cache, keys = make_pool(rng, "fp8_ds_mla", d_qk, num_blocks=4, block_size=64)
     extra, k_extra = make_pool(rng, "fp8_ds_mla", d_qk, num_blocks=1, block_size=64)

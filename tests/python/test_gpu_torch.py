@@ -120,23 +120,24 @@ def test_with_kvcache_parity(format, d_qk, h_q, s_q, optional):
 @pytest.mark.parametrize("format,d_qk", DECODE_CASES)
 def test_decode_loop_in_cuda_graph(format, d_qk, metadata_form):
     """A decode step captured once, as an engine captures it: the step's new KV rows written
-    into the cache (smla.write_cache), then the attention run; replayed with new rows, slots,
-    indices and lengths copied into its static inputs. Every request attends to the row it
-    has just written, so a write ordered after the attention would fail the check. The
-    metadata is made in the step (vLLM, FlashMLA's current form) or, in FlashMLA's older
+    into the cache (smla.write_cache), then the attention run for two query positions (MTP,
+    whose lengths are repeated per position inside the capture); replayed with new rows,
+    slots, indices and lengths copied into its static inputs. Every request attends to the
+    row it has just written, so a write ordered after the attention would fail the check.
+    The metadata is made in the step (vLLM, FlashMLA's current form) or, in FlashMLA's older
     form, made per step outside the graph and copied into the graph's arrays (SGLang)."""
     gen = _gen(7)
-    b, h_q, topk, slots = 4, 64, 128, 32 * 64
+    b, s_q, h_q, topk, slots = 4, 2, 64, 128, 32 * 64
     cache = _pool(gen, format, d_qk, num_blocks=32, block_size=64)
     sink = torch.randn(h_q, generator=gen, device=DEV)
-    q = torch.zeros(b, 1, h_q, d_qk, dtype=torch.bfloat16, device=DEV)
-    indices = torch.zeros(b, 1, topk, dtype=torch.int32, device=DEV)
+    q = torch.zeros(b, s_q, h_q, d_qk, dtype=torch.bfloat16, device=DEV)
+    indices = torch.zeros(b, s_q, topk, dtype=torch.int32, device=DEV)
     lengths = torch.zeros(b, dtype=torch.int32, device=DEV)
     new_rows = torch.zeros(b, d_qk, dtype=torch.bfloat16, device=DEV)
     new_slots = torch.full((b,), -1, dtype=torch.int32, device=DEV)   # warm-up writes nothing
 
     def older_metadata():
-        return get_mla_metadata(lengths, h_q, 1, h_q, True, topk)
+        return get_mla_metadata(lengths, s_q * h_q, 1, h_q, True, topk)
 
     graph_metadata = older_metadata()
 
@@ -164,7 +165,7 @@ def test_decode_loop_in_cuda_graph(format, d_qk, metadata_form):
         new_rows.copy_(rows)
         new_slots.copy_(written)
         chosen = _indices(gen, indices.shape, slots)
-        chosen[:, 0, 1] = written                     # each request reads its new row
+        chosen[:, :, 1] = written[:, None]            # each request reads its new row
         indices.copy_(chosen)
         lengths.copy_(torch.randint(2, topk + 1, (b,), generator=gen, device=DEV,
                                     dtype=torch.int32))
