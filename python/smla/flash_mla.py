@@ -77,7 +77,8 @@ def get_mla_metadata(*args: Any, **kwargs: Any) -> Tuple[Any, Any]:
     zero-filled placeholders with FlashMLA's shapes, so that engines can slice them and copy
     them into their CUDA-graph buffers as they did; smla never reads them, and a call given
     them makes its own plan (as a call without metadata does). The other arguments are
-    ignored.
+    ignored. (FlashMLA's current version returns a FlashMLASchedMeta whatever the arguments;
+    code that wants one, to reuse its plan, passes no cache_seqlens.)
     """
     cache_seqlens = args[0] if args else kwargs.get("cache_seqlens")
     if cache_seqlens is None:
@@ -104,7 +105,10 @@ def _describe(value: Any) -> str:
 def _schedule_metadata(tile_scheduler_metadata: Any, num_splits: Any,
                        batch: int) -> Optional[FlashMLASchedMeta]:
     """The FlashMLASchedMeta a call plans with, or None for a plan of its own: no metadata,
-    or the placeholder arrays of the older form (checked for FlashMLA's shapes, never read)."""
+    or the placeholder arrays of the older form (checked for FlashMLA's shapes, never read).
+    The older form's tile_scheduler_metadata is also taken with num_splits=None: callers of
+    FlashMLA's current interface that still pass the old arguments to get_mla_metadata get
+    the arrays and pass None beside them."""
     if tile_scheduler_metadata is None or isinstance(tile_scheduler_metadata,
                                                      FlashMLASchedMeta):
         if num_splits is not None:
@@ -122,9 +126,10 @@ def _schedule_metadata(tile_scheduler_metadata: Any, num_splits: Any,
         raise InvalidArgumentError(
             f"tile_scheduler_metadata: expected [num_sm_parts, {_OLDER_METADATA_COLUMNS}] "
             f"(FlashMLA's older interface), got shape {shape}")
-    if not _is_array(num_splits) or tuple(num_splits.shape) != (batch + 1,):
+    if num_splits is not None and (not _is_array(num_splits) or
+                                   tuple(num_splits.shape) != (batch + 1,)):
         raise InvalidArgumentError(
-            f"num_splits: expected the [batch + 1] = [{batch + 1}] array that "
+            f"num_splits: expected None or the [batch + 1] = [{batch + 1}] array that "
             f"get_mla_metadata(cache_seqlens, ...) returned beside tile_scheduler_metadata, "
             f"got {_describe(num_splits)}")
     return None
@@ -230,7 +235,8 @@ def flash_mla_with_kvcache(
         tile_scheduler_metadata: the FlashMLASchedMeta of :func:`get_mla_metadata`; None
             makes no reuse. The array of its older form (with ``num_splits``) is accepted
             and not read: the call makes its own plan, as with None.
-        num_splits: None, or the older form's [batch + 1] array.
+        num_splits: None, or the older form's [batch + 1] array beside its
+            tile_scheduler_metadata.
         softmax_scale: default d_qk ** -0.5.
         causal: must be False in sparse mode.
         is_fp8_kvcache: True for the fp8 formats, False for bf16 and int8_ds_mla caches.
