@@ -225,8 +225,8 @@ def finish_launch(like: Any, stream: Any = None) -> None:
 
 @contextlib.contextmanager
 def call_scope(like: Any, stream: Any = None) -> Iterator[None]:
-    """Runs a call with ``like``'s CUDA device current and, for torch given an explicit
-    ``stream``, that stream as torch's current one.
+    """Runs a call with ``like``'s CUDA device current and, for torch and CuPy given an
+    explicit ``stream``, that stream as the framework's current one.
 
     The library launches on the current device, and torch's caching allocator reuses freed
     memory in the order of the stream it was allocated on: outputs and workspaces must be
@@ -247,8 +247,14 @@ def call_scope(like: Any, stream: Any = None) -> Iterator[None]:
         return
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(like, cupy.ndarray):
+        # CuPy's memory pool, like torch's allocator, orders by the current stream, and the
+        # call's own CuPy work (a copy of an input) must run on the stream smla runs on.
         with like.device:
-            yield
+            if stream is None:
+                yield
+                return
+            with cupy.cuda.ExternalStream(stream_handle(like, stream)):
+                yield
         return
     yield
 

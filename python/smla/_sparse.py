@@ -10,7 +10,7 @@ from typing import Any, NamedTuple, Optional, Tuple
 
 from ._arrays import Array, empty, on_callers_device, repeat_each
 from ._errors import InvalidArgumentError, argument_names
-from .ops import D_V, Plan, run_attend
+from .ops import D_V, Plan, plan as make_plan, run_attend
 
 # smla's argument names -> FlashMLA's, for error messages.
 _PREFILL_NAMES = {"lengths": "topk_length", "sink": "attn_sink", "scale": "sm_scale"}
@@ -95,6 +95,22 @@ def decode_tokens(q: Array, indices: Array, extra_indices: Optional[Array],
 
     return DecodeTokens(tokens(q), tokens(indices), tokens(extra_indices),
                         per_token(topk_length), per_token(extra_topk_length))
+
+
+@on_callers_device
+def plan_decode(q: Array, k_cache: Array, indices: Array, softmax_scale: float, format: str,
+                topk_length: Optional[Array] = None, attn_sink: Optional[Array] = None,
+                extra_k_cache: Optional[Array] = None, extra_format: Optional[str] = None,
+                extra_indices: Optional[Array] = None,
+                extra_topk_length: Optional[Array] = None, *, stream: Any = None) -> Plan:
+    """The plan :func:`sparse_decode` takes for these arguments: its b * s_q tokens' schedule,
+    made on the call's stream (the tokens' lengths are repeated there too)."""
+    t = decode_tokens(q, indices, extra_indices, topk_length, extra_topk_length)
+    with argument_names(DECODE_NAMES):
+        return make_plan(t.q, k_cache, t.indices, softmax_scale, format=format,
+                         lengths=t.lengths, extra_kv=extra_k_cache, extra_format=extra_format,
+                         extra_indices=t.extra_indices, extra_lengths=t.extra_lengths,
+                         sink=attn_sink, stream=stream)
 
 
 @on_callers_device

@@ -21,9 +21,9 @@ from typing import Any, Optional, Tuple
 
 from . import _sparse
 from ._arrays import Array, is_torch, zeros
-from ._errors import InvalidArgumentError, NotBuiltError, argument_names
+from ._errors import InvalidArgumentError, NotBuiltError
 from ._formats import infer_format, row_width
-from .ops import Plan, plan as make_plan
+from .ops import Plan
 
 try:
     from . import _torch_ops
@@ -295,14 +295,10 @@ def flash_mla_with_kvcache(
         if meta is not None and meta.plan is None and not compiling:
             # Under torch.compile the plan is made inside each call instead: a plan made while
             # tracing would be a fake tensor.
-            t = _sparse.decode_tokens(q, indices, extra_indices_in_kvcache, topk_length,
-                                      extra_topk_length)
-            with argument_names(_sparse.DECODE_NAMES):
-                meta.plan = make_plan(
-                    t.q, k_cache, t.indices, softmax_scale, format=format, lengths=t.lengths,
-                    extra_kv=extra_k_cache, extra_format=extra_format,
-                    extra_indices=t.extra_indices, extra_lengths=t.extra_lengths,
-                    sink=attn_sink, stream=stream)
+            meta.plan = _sparse.plan_decode(
+                q, k_cache, indices, softmax_scale, format, topk_length, attn_sink,
+                extra_k_cache, extra_format, extra_indices_in_kvcache, extra_topk_length,
+                stream=stream)
         # Not while compiling either: a plan made eagerly before is an extension object, which
         # dynamo cannot trace into (so fullgraph=True would fail on it).
         plan = meta.plan if meta is not None and not compiling else None

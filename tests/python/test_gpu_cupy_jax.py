@@ -220,16 +220,22 @@ def test_cupy_combine(cp, rng):
 
 
 def test_cupy_flash_mla_with_kvcache(cp, rng):
+    """MTP decode (s_q = 2) on stream= given outside `with`, its lengths written on that
+    stream behind busy work: the lengths' repetition per position (a CuPy op of the call)
+    runs on that stream too, or it would read zeros."""
     b, s_q, h_q, d_qk = 3, 2, 64, 512
     cache, keys = make_pool(rng, "fp8_ds_mla", d_qk, num_blocks=4, block_size=64)
     q = make_q(rng, b * s_q, h_q, d_qk)
     idx = make_indices(rng, b * s_q, 128, keys.shape[0])
     lengths = np.array([128, 3, 60], np.int32)
+    cp.cuda.Device().synchronize()
+    stream = cp.cuda.Stream(non_blocking=True)
+    lengths_dev = _copy_behind_busy_work(cp, stream, cp.asarray(lengths))
     out, lse = flash_mla_with_kvcache(
         cp.asarray(_bits(q)).reshape(b, s_q, h_q, d_qk), cp.asarray(cache)[:, :, None], None,
         None, 512, get_mla_metadata()[0], is_fp8_kvcache=True,
-        indices=cp.asarray(idx).reshape(b, s_q, -1), topk_length=cp.asarray(lengths))
-    cp.cuda.get_current_stream().synchronize()
+        indices=cp.asarray(idx).reshape(b, s_q, -1), topk_length=lengths_dev, stream=stream)
+    stream.synchronize()
     assert out.shape == (b, s_q, h_q, 512) and lse.shape == (b, h_q, s_q)
     ref = reference.attend(q.astype(np.float32), keys, idx, d_qk ** -0.5,
                            np.repeat(lengths, s_q))
