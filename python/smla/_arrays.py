@@ -48,6 +48,23 @@ def _is_cupy(a: Any) -> bool:
     return cupy is not None and isinstance(a, cupy.ndarray)
 
 
+def reshape(a: Any, shape: Sequence[int]) -> Any:
+    """``a`` in a new shape: a view where its strides allow one, a copy otherwise (every
+    framework's reshape)."""
+    if is_torch(a) or _is_numpy(a) or _is_cupy(a):
+        return a.reshape(tuple(shape))
+    return a.__array_namespace__().reshape(a, tuple(shape))
+
+
+def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
+    """``a`` with two axes exchanged (a view in torch, NumPy and CuPy)."""
+    if is_torch(a) or _is_numpy(a) or _is_cupy(a):
+        return a.swapaxes(axis1, axis2)
+    axes = list(range(len(a.shape)))
+    axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
+    return a.__array_namespace__().permute_dims(a, tuple(axes))
+
+
 def repeat_each(a: Any, count: int) -> Any:
     """The 1-D ``a`` with each element repeated ``count`` times, in ``a``'s framework and on
     its device, without a host synchronization (torch's repeat_interleave may need one)."""
@@ -55,7 +72,9 @@ def repeat_each(a: Any, count: int) -> Any:
         return a
     if is_torch(a):   # torch's repeat tiles the whole tensor
         return a.unsqueeze(1).expand(a.shape[0], count).reshape(-1)
-    return a.repeat(count)   # NumPy, CuPy and JAX arrays
+    if _is_numpy(a) or _is_cupy(a):
+        return a.repeat(count)
+    return a.__array_namespace__().repeat(a, count)
 
 
 def _is_numpy_bf16(dtype: Any) -> bool:

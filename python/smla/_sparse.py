@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Optional, Tuple
 
-from ._arrays import Array, empty, on_callers_device, repeat_each
+from ._arrays import Array, empty, on_callers_device, repeat_each, reshape, swapaxes
 from ._errors import InvalidArgumentError, argument_names
 from .ops import D_V, Plan, plan as make_plan, run_attend
 
@@ -88,7 +88,7 @@ def decode_tokens(q: Array, indices: Array, extra_indices: Optional[Array],
                 f"{name}: expected [batch] = [{b}], got shape {tuple(lengths.shape)}")
 
     def tokens(a: Optional[Array]) -> Optional[Array]:
-        return None if a is None else a.reshape((b * s_q,) + tuple(a.shape[2:]))
+        return None if a is None else reshape(a, (b * s_q,) + tuple(a.shape[2:]))
 
     def per_token(lengths: Optional[Array]) -> Optional[Array]:
         return None if lengths is None else repeat_each(lengths, s_q)
@@ -138,4 +138,4 @@ def sparse_decode(q: Array, k_cache: Array, indices: Array, softmax_scale: float
     # FlashMLA's lse is a [b, h_q, s_q] view of a contiguous [b, s_q, h_q] tensor (so
     # lse.transpose(1, 2) is contiguous, as callers of FlashMLA may assume); frameworks
     # without views (JAX) get copies of the same values.
-    return out.reshape((b, s_q, h_q, D_V)), lse.reshape((b, s_q, h_q)).swapaxes(1, 2)
+    return reshape(out, (b, s_q, h_q, D_V)), swapaxes(reshape(lse, (b, s_q, h_q)), 1, 2)
