@@ -32,6 +32,8 @@ enum Point : int {
   kConsumerQ,           // consumer 0: the first item's Q has landed
   kConsumerFirstStage,  // consumer 0: the first item's first rows are ready
   kConsumerFirstS,      // consumer 0: the first item's first S is done
+  kConsumerLastStage,   // consumer 0 (attend kernel): the rows of its last step after the
+                        // first are ready
   kResultsBegin,        // consumer 0: the last item's steps done, its results begin
   kResultsWritten,      // consumer 0: the last item's results stored (issued, not landed)
   kConsumerDone,        // consumer 0: done
@@ -49,6 +51,7 @@ inline constexpr const char* kPointNames[] = {
     "consumer 0: first Q landed",
     "consumer 0: first rows ready",
     "consumer 0: first S done",
+    "consumer 0: last step's rows ready",
     "consumer 0: last item's results begin",
     "consumer 0: last item's results stored",
     "consumer 0: done",

@@ -205,6 +205,7 @@ class ConsumerBase : protected OnlineSoftmaxRows {
     ++step_;
     if (has_next) {
       wait_stage();
+      timeline::mark(p_.timeline, timeline::kConsumerLastStage, threadIdx.x == 128);
       issue_s<0, 1>(s, kv_row0);
       wait_pv<1>();  // this step's products, not the S just queued
       products_done();
