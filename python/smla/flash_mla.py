@@ -39,7 +39,10 @@ class FlashMLASchedMeta:
     call's configuration and makes smla's plan; later calls must have the same shapes and the
     same ``cache_seqlens``/``topk_length``/``extra_topk_length`` values (FlashMLA's reuse
     rule). A call whose shapes differ raises ValueError; changed length values are not
-    detectable and give wrong results, as in FlashMLA. Create a new one per decode step.
+    detectable and give wrong results, as in FlashMLA. Create a new one per decode step, or
+    set ``tile_scheduler_metadata`` and ``num_splits`` to None, as FlashMLA's callers do to
+    make its next call schedule afresh (FlashMLA keeps its schedule tensors there; here
+    both name smla's ``plan``, and None clears it).
     """
 
     @dataclasses.dataclass
@@ -58,6 +61,32 @@ class FlashMLASchedMeta:
     have_initialized: bool = False
     config: Optional[Config] = None
     plan: Optional[Plan] = None
+
+    # FlashMLA's two schedule fields, as views of `plan` (not dataclass fields): engines test
+    # them for None, reset them to None for a fresh schedule, or move them between objects.
+    @property
+    def tile_scheduler_metadata(self) -> Optional[Plan]:
+        return self.plan
+
+    @tile_scheduler_metadata.setter
+    def tile_scheduler_metadata(self, value: Optional[Plan]) -> None:
+        self.plan = _plan_or_none(value, "tile_scheduler_metadata")
+
+    @property
+    def num_splits(self) -> Optional[Plan]:
+        return self.plan
+
+    @num_splits.setter
+    def num_splits(self, value: Optional[Plan]) -> None:
+        self.plan = _plan_or_none(value, "num_splits")
+
+
+def _plan_or_none(value: Any, name: str) -> Optional[Plan]:
+    if value is not None and not isinstance(value, Plan):
+        raise TypeError(f"FlashMLASchedMeta.{name}: smla keeps its plan there; expected None "
+                        f"(schedule afresh) or another FlashMLASchedMeta's value, got "
+                        f"{type(value).__name__}")
+    return value
 
 
 # FlashMLA's TileSchedulerMetaDataSize: the columns of its older tile_scheduler_metadata.

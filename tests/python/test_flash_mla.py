@@ -119,6 +119,19 @@ def test_metadata_reuse_and_misuse(rng):
         flash_mla_with_kvcache(w["q"], w["k_cache"], None, None, 512, object(), **args)
     assert isinstance(meta, FlashMLASchedMeta)
 
+    # FlashMLA's schedule fields: callers test them, reset them to None for a fresh schedule
+    # (the next call plans again, still held to the recorded shapes) or move them.
+    assert meta.tile_scheduler_metadata is plan and meta.num_splits is plan
+    meta.tile_scheduler_metadata, meta.num_splits = None, None
+    assert meta.plan is None and meta.have_initialized
+    flash_mla_with_kvcache(w["q"], w["k_cache"], None, None, 512, meta, **args)
+    assert meta.plan is not None and meta.plan is not plan
+    other, _ = get_mla_metadata()
+    other.tile_scheduler_metadata = meta.tile_scheduler_metadata
+    assert other.plan is meta.plan
+    with pytest.raises(TypeError, match="num_splits"):
+        meta.num_splits = np.zeros(4, np.int32)
+
 
 def test_older_metadata_form(rng):
     """FlashMLA's older interface (sgl_kernel.flash_mla, SGLang's NSA backend): metadata

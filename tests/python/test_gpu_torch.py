@@ -116,6 +116,26 @@ def test_with_kvcache_parity(format, d_qk, h_q, s_q, optional):
     assert torch.equal(out, again) and torch.equal(lse, lse_again)   # deterministic
 
 
+def test_schedule_reset_follows_new_lengths():
+    """A FlashMLASchedMeta reused over calls whose lengths change, its schedule fields reset
+    to None in between (as FlashMLA's callers do): each call matches the oracle for its own
+    lengths, so the reset really replaced the plan made for the old ones."""
+    gen = _gen(11)
+    format, d_qk, b, h_q, topk = "fp8_ds_mla", 512, 5, 64, 512
+    cache = _pool(gen, format, d_qk, num_blocks=40, block_size=64)
+    q = torch.randn(b, 2, h_q, d_qk, generator=gen, device=DEV).to(torch.bfloat16)
+    indices = _indices(gen, (b, 2, topk), 40 * 64)
+    meta, _ = get_mla_metadata()
+    for lengths in ([512, 0, 17, 300, 1], [3, 512, 100, 0, 512]):
+        topk_length = torch.tensor(lengths, dtype=torch.int32, device=DEV)
+        meta.tile_scheduler_metadata, meta.num_splits = None, None
+        out, lse = flash_mla_with_kvcache(q, cache, None, None, 512, meta, is_fp8_kvcache=True,
+                                          indices=indices, topk_length=topk_length)
+        r_out, r_lse = ref.decode_attend(q, cache, indices, format, d_qk ** -0.5, topk_length)
+        ref.check_out(out, r_out)
+        ref.check_stat(lse, r_lse, "lse")
+
+
 @pytest.mark.parametrize("metadata_form", ["current", "older"])
 @pytest.mark.parametrize("format,d_qk", DECODE_CASES)
 def test_decode_loop_in_cuda_graph(format, d_qk, metadata_form):
