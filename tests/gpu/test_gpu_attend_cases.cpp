@@ -258,9 +258,9 @@ TEST(GpuAttend, RoundsAndTailMatchTheOracleAndRepeatBitwise) {
 }
 
 // A split launch of more tokens than work units, lengths drawn in [0, k], with
-// SMLA_SPLIT_WHOLE_TOKENS=1 (opt-in until measured): the tokens that lie inside one partition
-// run whole (the attend kernel writes their outputs, sink included, and the combine leaves
-// them alone), the others write partials (test_gpu_plan.cpp checks which is which). The
+// SMLA_SPLIT_WHOLE_TOKENS=1 (the default, set against an outer =0): the tokens that lie
+// inside one partition run whole (the attend kernel writes their outputs, sink included, and
+// the combine leaves them alone), the others write partials (test_gpu_plan.cpp checks which is which). The
 // quantized kernel (fp8_ds_mla) and the block-pair kernel (bf16), with sinks with
 // infinities, adversarial indices and lengths, poisoned rows and poisoned outputs; the Hopper
 // schedule is asserted on the shapes (any path runs the call). The rounds-and-tail shapes

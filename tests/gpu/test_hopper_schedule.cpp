@@ -90,18 +90,19 @@ TEST(HopperSchedule, RoundsAndTailSplitsOnlyTheLastRound) {
   EXPECT_EQ(plan_bytes, static_cast<size_t>(layout.bytes()));
 }
 
-// Split tokens inside one partition run whole only with SMLA_SPLIT_WHOLE_TOKENS=1 until a
-// device has measured it (docs/perf-notes.md, Next 9); both paths' layouts come from here.
-TEST(HopperSchedule, WholeTokensInsideOnePartitionAreOptIn) {
+// Split tokens inside one partition run whole by default (measured on an H200:
+// docs/perf-notes.md, Next 9), and SMLA_SPLIT_WHOLE_TOKENS=0 turns that off for A/B runs;
+// both paths' layouts come from here.
+TEST(HopperSchedule, WholeTokensInsideOnePartitionAreTheDefault) {
   const AttendArgs args = shape_only_args({"", 296, 128, 576, 16384, 0, ""});
   {
     const ScopedEnv unset("SMLA_SPLIT_WHOLE_TOKENS");
     unsetenv("SMLA_SPLIT_WHOLE_TOKENS");
-    EXPECT_FALSE(portable::split_plan_layout(args, 66).whole_inside_partition);
+    EXPECT_TRUE(portable::split_plan_layout(args, 66).whole_inside_partition);
+    EXPECT_TRUE(portable::split_plan_layout(args, 132, 2).whole_inside_partition);
   }
-  const ScopedEnv on("SMLA_SPLIT_WHOLE_TOKENS", "1");
-  EXPECT_TRUE(portable::split_plan_layout(args, 66).whole_inside_partition);
-  EXPECT_TRUE(portable::split_plan_layout(args, 132, 2).whole_inside_partition);
+  const ScopedEnv off("SMLA_SPLIT_WHOLE_TOKENS", "0");
+  EXPECT_FALSE(portable::split_plan_layout(args, 66).whole_inside_partition);
 }
 
 // With no more tokens than partitions, a split takes a multiple of the token count, so that

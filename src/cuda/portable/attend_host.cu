@@ -128,8 +128,8 @@ Status launch_split_combine(const AttendParams& p, const PlanLayout& layout,
 }  // namespace
 
 bool split_whole_tokens_enabled() {
-  const char* on = std::getenv("SMLA_SPLIT_WHOLE_TOKENS");
-  return on != nullptr && std::strcmp(on, "1") == 0;
+  const char* setting = std::getenv("SMLA_SPLIT_WHOLE_TOKENS");
+  return setting == nullptr || std::strcmp(setting, "0") != 0;
 }
 
 int32_t split_whole_tokens_plan_bit() {

@@ -66,9 +66,9 @@ std::string variant_name(const AttendArgs& a);
 AttendParams attend_params(const AttendArgs& args, int head_tiles);
 
 // Whether split plans run whole the tokens that lie inside one partition
-// (PlanLayout::whole_inside_partition): opt-in behind SMLA_SPLIT_WHOLE_TOKENS=1 until a device
-// has run and measured it (docs/perf-notes.md, Next 9). Read per call, so a test turns it on
-// for its own calls.
+// (PlanLayout::whole_inside_partition): the default since an H200 measured it (the top-k 16384
+// rows 0.7-1.8% faster; docs/perf-notes.md, Next 9); SMLA_SPLIT_WHOLE_TOKENS=0 turns it off
+// for A/B runs until the switch goes. Read per call, so a test sets it for its own calls.
 bool split_whole_tokens_enabled();
 // A plan id's (Plan::strategy's) bit for plans made with split_whole_tokens_enabled(), so that
 // attend refuses a plan made under the other setting; both paths' ids leave it free.
