@@ -159,7 +159,7 @@ TEST(GpuPlan, SplitTokensInsideOnePartitionRunWholeTheRestWritePartials) {
              {0, 30, 2, 0, 1, 31, 4, -1, 0, 3, 0, 12}};
   ASSERT_TRUE(has_whole_and_partial_split_tokens(c));
   expect_plan_kernel_matches_host_walk(c);
-  // Without the layout's switch (SMLA_SPLIT_WHOLE_TOKENS) every split token writes partials.
+  // With the layout's switch off (SMLA_SPLIT_WHOLE_TOKENS=0) every split token writes partials.
   c.name = "all split, every token with partials";
   c.layout.whole_inside_partition = false;
   ASSERT_FALSE(has_whole_and_partial_split_tokens(c));
