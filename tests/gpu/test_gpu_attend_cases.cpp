@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "common/naive_attention.hpp"
-#include "common/scoped_env.hpp"
 #include "common/tolerance.hpp"
 #include "common/workload.hpp"
 #include "cuda/device_info.hpp"
@@ -257,20 +256,15 @@ TEST(GpuAttend, RoundsAndTailMatchTheOracleAndRepeatBitwise) {
   }
 }
 
-// A split launch of more tokens than work units, lengths drawn in [0, k], with
-// SMLA_SPLIT_WHOLE_TOKENS=1 (the default, set against an outer =0): the tokens that lie
+// A split launch of more tokens than work units, lengths drawn in [0, k]: the tokens that lie
 // inside one partition run whole (the attend kernel writes their outputs, sink included, and
-// the combine leaves them alone), the others write partials (test_gpu_plan.cpp checks which is which). The
-// quantized kernel (fp8_ds_mla) and the block-pair kernel (bf16), with sinks with
-// infinities, adversarial indices and lengths, poisoned rows and poisoned outputs; the Hopper
-// schedule is asserted on the shapes (any path runs the call). The rounds-and-tail shapes
-// (one with an extra pool) run with the switch too: their plans carry it, and a tail token
-// whose length puts it inside one partition runs whole. A plan made with the switch is
-// refused by a call without it, whose combine would read its unused rows, and the other way
-// round.
+// the combine leaves them alone), the others write partials (test_gpu_plan.cpp checks which
+// is which). The quantized kernel (fp8_ds_mla) and the block-pair kernel (bf16), with sinks
+// with infinities, adversarial indices and lengths, poisoned rows and poisoned outputs; the
+// Hopper schedule is asserted on the shapes (any path runs the call). The rounds-and-tail
+// test's tail tokens run the same rule.
 TEST(GpuAttend, SplitLaunchesWithWholeTokensMatchTheOracleAndRepeatBitwise) {
   SMLA_REQUIRE_GPU();
-  const ScopedEnv on("SMLA_SPLIT_WHOLE_TOKENS", "1");
   const cuda_backend::DeviceInfo* info = nullptr;
   ASSERT_TRUE(status_ok(cuda_backend::device_info(0, &info)));
   for (const Pair& pair :
@@ -291,26 +285,6 @@ TEST(GpuAttend, SplitLaunchesWithWholeTokensMatchTheOracleAndRepeatBitwise) {
     EXPECT_EQ(hopper_schedule(p, *info), "split") << s.describe();
     expect_matches_oracle(p);
     expect_repeats_bitwise(p);
-  }
-  for (const ProblemSpec& s : rounds_and_tail_specs(info->sm_count)) {
-    Problem p(s);
-    EXPECT_EQ(hopper_schedule(p, *info), "rounds and tail") << s.describe();
-    expect_matches_oracle(p);
-    expect_repeats_bitwise(p);
-  }
-
-  Problem p(decode_spec());
-  DeviceProblem d(p);
-  for (const auto& [planned, called] : {std::pair{"1", "0"}, std::pair{"0", "1"}}) {
-    SCOPED_TRACE(std::string("plan made with SMLA_SPLIT_WHOLE_TOKENS=") + planned +
-                 ", attend called with " + called);
-    AttendScratch scratch;
-    SMLA_ASSERT_OK(scratch.allocate(d.args()));
-    setenv("SMLA_SPLIT_WHOLE_TOKENS", planned, 1);
-    SMLA_ASSERT_OK(make_plan(d.args(), &scratch.plan));
-    setenv("SMLA_SPLIT_WHOLE_TOKENS", called, 1);
-    const Status refused = attend(d.args(), scratch.ws(), nullptr, &scratch.plan);
-    EXPECT_EQ(refused.code(), StatusCode::invalid_argument) << refused.message();
   }
 }
 

@@ -1,9 +1,8 @@
 // The split-KV plan kernel (src/cuda/portable/plan_kernel.cu) against a host walk of the same
 // rules: every partition's items (whole tokens, then segments of the split tokens), each
-// split token's rows, and which items run whole. With PlanLayout::whole_inside_partition a
-// token inside one partition is a whole item (partial -1) with one unused row, which the
-// combine kernel leaves alone; without it, and for a token over several partitions, every
-// segment writes a partial row. Lengths include 0, negatives and values past k, and some
+// split token's rows, and which items run whole. A token inside one partition is a whole item
+// (partial -1) with one unused row, which the combine kernel leaves alone; for a token over
+// several partitions every segment writes a partial row. Lengths include 0, negatives and values past k, and some
 // layouts leave partitions without split entries.
 #include <gtest/gtest.h>
 
@@ -86,7 +85,7 @@ HostPlan host_plan(const PlanCase& c) {
                                   int32_t(hi - start[i]), row++}});
       }
     }
-    if (l.whole_inside_partition && met.size() == 1) met[0].second.partial = -1;
+    if (met.size() == 1) met[0].second.partial = -1;
     for (const auto& [p, seg] : met) split_items[p].push_back(seg);
   }
   plan.token_seg_begin.push_back(row);
@@ -152,17 +151,12 @@ TEST(GpuPlan, SplitTokensInsideOnePartitionRunWholeTheRestWritePartials) {
   // 12 tokens of main and extra entries (lengths 0, negative and past k among them) over 4
   // partitions: short tokens fall inside one partition, long ones straddle.
   PlanCase c{"all split",
-             PlanLayout{12, 4, 0, 4, true},
+             PlanLayout{12, 4, 0, 4},
              100,
              30,
              {100, 3, 5, 0, 40, 100, -7, 2, 160, 1, 9, 70},
              {0, 30, 2, 0, 1, 31, 4, -1, 0, 3, 0, 12}};
   ASSERT_TRUE(has_whole_and_partial_split_tokens(c));
-  expect_plan_kernel_matches_host_walk(c);
-  // With the layout's switch off (SMLA_SPLIT_WHOLE_TOKENS=0) every split token writes partials.
-  c.name = "all split, every token with partials";
-  c.layout.whole_inside_partition = false;
-  ASSERT_FALSE(has_whole_and_partial_split_tokens(c));
   expect_plan_kernel_matches_host_walk(c);
 }
 
@@ -170,7 +164,7 @@ TEST(GpuPlan, RoundsAndTailPutWholeRoundsBeforeTheSplitTokens) {
   SMLA_REQUIRE_GPU();
   // Two rounds of 4 whole tokens, then 5 split tokens.
   PlanCase c{"rounds and tail",
-             PlanLayout{13, 4, 2, 4, true},
+             PlanLayout{13, 4, 2, 4},
              64,
              0,
              {64, 0, 12, 64, 7, 64, 64, 3, 64, 2, 60, 5, 64},
@@ -180,16 +174,16 @@ TEST(GpuPlan, RoundsAndTailPutWholeRoundsBeforeTheSplitTokens) {
   // split_plan_layout's spread below the partition count (2 split tokens over 5 partitions
   // spread over 4): the fifth partition holds its whole token only.
   expect_plan_kernel_matches_host_walk(
-      {"spread below partitions", PlanLayout{7, 5, 1, 4, true}, 64, 0, {9, 64, 1, 64, 64, 64, 3},
+      {"spread below partitions", PlanLayout{7, 5, 1, 4}, 64, 0, {9, 64, 1, 64, 64, 64, 3},
        {}});
 }
 
 TEST(GpuPlan, FewerEntriesThanPartitionsLeaveTheRestEmpty) {
   SMLA_REQUIRE_GPU();
   expect_plan_kernel_matches_host_walk(
-      {"3 entries over 8 partitions", PlanLayout{3, 8, 0, 8, true}, 16, 0, {1, 0, 2}, {}});
+      {"3 entries over 8 partitions", PlanLayout{3, 8, 0, 8}, 16, 0, {1, 0, 2}, {}});
   expect_plan_kernel_matches_host_walk(
-      {"no entries", PlanLayout{3, 8, 0, 8, true}, 16, 0, {0, -1, 0}, {}});
+      {"no entries", PlanLayout{3, 8, 0, 8}, 16, 0, {0, -1, 0}, {}});
 }
 
 }  // namespace

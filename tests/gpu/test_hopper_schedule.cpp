@@ -6,10 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
-#include "common/scoped_env.hpp"
 #include "cuda/hopper/hopper_attention.hpp"
 #include "cuda/portable/attend_host.hpp"
 #include "gpu/gpu_harness.hpp"
@@ -88,21 +86,6 @@ TEST(HopperSchedule, RoundsAndTailSplitsOnlyTheLastRound) {
   size_t plan_bytes = 0;
   ASSERT_TRUE(hopper::plan_size(args, h200, &plan_bytes).ok());
   EXPECT_EQ(plan_bytes, static_cast<size_t>(layout.bytes()));
-}
-
-// Split tokens inside one partition run whole by default (measured on an H200:
-// docs/perf-notes.md, Next 9), and SMLA_SPLIT_WHOLE_TOKENS=0 turns that off for A/B runs;
-// both paths' layouts come from here.
-TEST(HopperSchedule, WholeTokensInsideOnePartitionAreTheDefault) {
-  const AttendArgs args = shape_only_args({"", 296, 128, 576, 16384, 0, ""});
-  {
-    const ScopedEnv unset("SMLA_SPLIT_WHOLE_TOKENS");
-    unsetenv("SMLA_SPLIT_WHOLE_TOKENS");
-    EXPECT_TRUE(portable::split_plan_layout(args, 66).whole_inside_partition);
-    EXPECT_TRUE(portable::split_plan_layout(args, 132, 2).whole_inside_partition);
-  }
-  const ScopedEnv off("SMLA_SPLIT_WHOLE_TOKENS", "0");
-  EXPECT_FALSE(portable::split_plan_layout(args, 66).whole_inside_partition);
 }
 
 // With no more tokens than partitions, a split takes a multiple of the token count, so that

@@ -117,8 +117,8 @@ __device__ __forceinline__ void run_items(const AttendParams& p, Role& role) {
 // consumer 0), so that an item's results do not end on a global load that misses every cache
 // (3% of all stall samples of a 10-step decode call, profiled). write_item_results reads them
 // after its first named barrier, which each writer passes after its write. Every launch
-// copies them: a split launch may run whole the tokens that lie inside one partition
-// (PlanLayout::whole_inside_partition).
+// copies them: a split launch runs whole the tokens that lie inside one partition
+// (plan_kernel.cu).
 __device__ inline void stage_tile_sinks(const AttendParams& p, float* tile_sink, int half,
                                         int lane, int row0) {
   if (p.sink == nullptr || half != 0 || lane % 4 != 0) return;

@@ -41,11 +41,9 @@ struct Schedule {
   // drift apart, and they no longer share its rows in L2: the h_q = 128 topk 1024 prefill
   // row lost 2% with claims (H100, docs/perf-notes.md), the h_q = 64 rows gained ~0.8%.
   bool claims_tokens() const { return strategy == kOnePass && rounds >= 2 && head_tiles == 1; }
-  // Plan::strategy: the kind, the path, the partition count and, with a plan, whether its
-  // tokens inside one partition run whole.
+  // Plan::strategy: the kind, the path and the partition count.
   int32_t plan_id() const {
-    const int32_t whole = strategy != kOnePass ? portable::split_whole_tokens_plan_bit() : 0;
-    return strategy | (kPathTag << 4) | static_cast<int32_t>(partitions << 8) | whole;
+    return strategy | (kPathTag << 4) | static_cast<int32_t>(partitions << 8);
   }
 };
 

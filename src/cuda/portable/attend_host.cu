@@ -2,8 +2,6 @@
 #include "cuda/portable/attend_host.hpp"
 
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <numbers>
 #include <string>
 
@@ -104,7 +102,6 @@ Status launch_split_combine(const AttendParams& p, const PlanLayout& layout,
   c.lse_stride_s = p.h_q;
   c.lse_stride_h = 1;
   c.token_partials = p.plan.token_seg_begin;
-  c.one_row_ran_whole = layout.whole_inside_partition;
   c.sink = p.sink;
   c.sink_stride = p.sink_stride;
   c.tokens = static_cast<int32_t>(layout.split_tokens());
@@ -127,23 +124,13 @@ Status launch_split_combine(const AttendParams& p, const PlanLayout& layout,
 
 }  // namespace
 
-bool split_whole_tokens_enabled() {
-  const char* setting = std::getenv("SMLA_SPLIT_WHOLE_TOKENS");
-  return setting == nullptr || std::strcmp(setting, "0") != 0;
-}
-
-int32_t split_whole_tokens_plan_bit() {
-  return split_whole_tokens_enabled() ? kPlanIdWholeTokensBit : 0;
-}
-
 PlanLayout split_plan_layout(const AttendArgs& args, int64_t partitions, int64_t whole_rounds) {
   const int64_t split = tokens(args) - whole_rounds * partitions;
   int64_t spread = partitions;
   if (split > 0 && split <= partitions) spread = partitions / split * split;
   // With every token split the launch needs no more units than it spreads over; whole tokens
   // go round all P.
-  return PlanLayout{tokens(args), whole_rounds == 0 ? spread : partitions, whole_rounds, spread,
-                    split_whole_tokens_enabled()};
+  return PlanLayout{tokens(args), whole_rounds == 0 ? spread : partitions, whole_rounds, spread};
 }
 
 size_t split_workspace_bytes(const AttendArgs& args, const PlanLayout& layout) {

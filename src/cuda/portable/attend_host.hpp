@@ -65,17 +65,6 @@ std::string variant_name(const AttendArgs& a);
 // The kernel parameters of a validated call, for the one-pass form (no plan, no partials).
 AttendParams attend_params(const AttendArgs& args, int head_tiles);
 
-// Whether split plans run whole the tokens that lie inside one partition
-// (PlanLayout::whole_inside_partition): the default since an H200 measured it (the top-k 16384
-// rows 0.7-1.8% faster; docs/perf-notes.md, Next 9); SMLA_SPLIT_WHOLE_TOKENS=0 turns it off
-// for A/B runs until the switch goes. Read per call, so a test sets it for its own calls.
-bool split_whole_tokens_enabled();
-// A plan id's (Plan::strategy's) bit for plans made with split_whole_tokens_enabled(), so that
-// attend refuses a plan made under the other setting; both paths' ids leave it free.
-inline constexpr int32_t kPlanIdWholeTokensBit = int32_t{1} << 30;
-// kPlanIdWholeTokensBit where split_whole_tokens_enabled(), else 0.
-int32_t split_whole_tokens_plan_bit();
-
 // The split strategy's plan layout for this call and about `partitions` CTAs' worth of work
 // units per head tile, the first whole_rounds * partitions tokens run whole (PlanLayout) and
 // the rest split. When there are no more split tokens than partitions, their entries are spread

@@ -458,8 +458,8 @@ class AttendCta {
 
 // One CTA per (work unit, head tile), the head tile fastest so the CTAs of one token run
 // together and share its rows in L2. A work unit is a token (one-pass) or a plan partition
-// (split), whose items the CTA walks in order: segments, and (the default, not with
-// SMLA_SPLIT_WHOLE_TOKENS=0) the tokens inside the partition as whole items (partial -1).
+// (split), whose items the CTA walks in order: segments, and the tokens inside the partition
+// as whole items (partial -1).
 template <class MainRows, class ExtraRows, int MT>
 __global__ void __launch_bounds__(AttendConfig<MainRows, ExtraRows, MT>::THREADS, 1)
     attend_kernel(const __grid_constant__ AttendParams p) {

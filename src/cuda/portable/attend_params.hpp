@@ -66,9 +66,6 @@ struct PlanLayout {
   int64_t partitions = 0;    // P: work units per head tile, from the SM count (no grid sync)
   int64_t whole_rounds = 0;  // whole tokens per partition
   int64_t spread = 0;        // partitions that get the split tokens' entries (<= P), the rest none
-  // Split tokens inside one partition run whole (plan_kernel.cu), else every split token
-  // writes partials: split_whole_tokens_enabled() when the layout was made.
-  bool whole_inside_partition = false;
 
   int64_t first_split() const { return whole_rounds * partitions; }
   int64_t split_tokens() const { return tokens - first_split(); }   // S
@@ -77,8 +74,8 @@ struct PlanLayout {
   // [P + 1] items of partition p are segments [part_seg_begin[p], part_seg_begin[p + 1])
   int64_t part_seg_begin_offset() const { return 0; }
   // [S + 1] split token first_split() + i has rows [token_seg_begin[i], [i + 1]): its
-  // segments' partials, or, with whole_inside_partition and one row (a token inside one
-  // partition), none: that row is unused and the token runs whole (plan_kernel.cu)
+  // segments' partials, or, with one row (a token inside one partition), none: that row is
+  // unused and the token runs whole (plan_kernel.cu)
   int64_t token_seg_begin_offset() const { return partitions + 1; }
   // [S + 1] exclusive prefix sum of the split tokens' entry counts (the plan kernel's scratch)
   int64_t work_prefix_offset() const { return token_seg_begin_offset() + split_tokens() + 1; }
@@ -130,8 +127,8 @@ struct AttendParams {
   // every units-th token. The schedule claims only over one head tile today.
   int32_t* claims = nullptr;  // [head_tiles]
 
-  // Split strategies: the plan and the f32 partials, one row per segment of a split token
-  // (PlanLayout::whole_inside_partition: the row of a token inside one partition stays unused).
+  // Split strategies: the plan and the f32 partials, one row per segment of a split token (the
+  // row of a token inside one partition, which runs whole, stays unused).
   PlanView plan;
   float* part_out = nullptr;  // [max_partials, h_q, 512]
   float* part_lse = nullptr;  // [max_partials, h_q] natural log, +inf: no valid entry

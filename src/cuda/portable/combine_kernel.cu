@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   // partials; in a plain launch this returns at once.
   ptx::wait_for_prerequisite_grids();
   timeline::mark(p.timeline, timeline::kCombinePoints, timeline::kCombineEntry, threadIdx.x == 0);
-  if (p.one_row_ran_whole && end - begin == 1) {  // attend wrote its results
+  if (p.token_partials != nullptr && end - begin == 1) {  // it ran whole: attend wrote it
     timeline::mark(p.timeline, timeline::kCombinePoints, timeline::kCombineExit, lane == 0);
     return;
   }

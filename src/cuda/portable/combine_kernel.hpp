@@ -25,12 +25,9 @@ struct CombineParams {
   int64_t lse_stride_h = 0;
   const float* part_max = nullptr;  // optional [S, T, h_q] (attend's split partials only)
   // The partials of token t: [token_partials[t], token_partials[t + 1]) when given (a plan's
-  // segments), else all [0, num_partials).
+  // segments), else all [0, num_partials). A plan's token of exactly one row lay inside one
+  // partition and ran whole (plan_kernel.cu): attend wrote its results, the kernel leaves them.
   const int32_t* token_partials = nullptr;  // optional [T + 1]
-  // With token_partials from a plan whose tokens inside one partition ran whole
-  // (PlanLayout::whole_inside_partition): a token of exactly one row is such a token, attend
-  // wrote its results, and the kernel leaves them alone.
-  bool one_row_ran_whole = false;
   int32_t num_partials = 0;
   const float* sink = nullptr;  // optional [h_q]
   int64_t sink_stride = 0;

@@ -10,12 +10,11 @@
 // empty. A segment is the intersection of a token and a partition; its row is its rank in
 // (token, partition) order, which is also (partition, token) order, so each token's rows are
 // a contiguous range. A token over several partitions writes its segments' f32 partials to
-// those rows for the combine kernel. With PlanLayout::whole_inside_partition, a token inside
-// one partition is that partition's whole item (partial -1: the attend kernel writes its
-// outputs, sink included) and leaves its one row unused, which tells the combine kernel to
-// leave the token alone (at h_q = 128, ~231 of the top-k 16384 decode rows' 296 tokens: ~59
-// of their ~92 MB of partials not written and read back); without it, that token writes a
-// partial like the others. Partition p's items are its whole tokens (p, p + P, ...,
+// those rows for the combine kernel. A token inside one partition is that partition's whole
+// item (partial -1: the attend kernel writes its outputs, sink included) and leaves its one
+// row unused, which tells the combine kernel to leave the token alone (at h_q = 128, ~231 of
+// the top-k 16384 decode rows' 296 tokens: ~59 of their ~92 MB of partials not written and
+// read back; 0.7-1.9% of those rows on an H200). Partition p's items are its whole tokens (p, p + P, ...,
 // whole_rounds of them), then its segments: contiguous in the segment array, whose index is
 // the item's rank in (partition, item) order.
 #include <cub/block/block_scan.cuh>
@@ -37,7 +36,6 @@ struct PlanKernelParams {
   int32_t tokens;               // S: split tokens
   int32_t partitions;           // P
   int32_t spread;               // partitions that take the split tokens' entries
-  bool whole_inside_partition;  // PlanLayout's: tokens inside one partition run whole
   int32_t* part_seg_begin;      // [P + 1]
   int32_t* token_seg_begin;     // [S + 1]
   int32_t* work_prefix;         // [S + 1]
@@ -100,8 +98,7 @@ __global__ void __launch_bounds__(kPlanThreads) plan_kernel(const __grid_constan
       const int32_t begin = max(c[i], partition_begin(part, work, parts));
       const int32_t end = min(c[i + 1], partition_begin(part + 1, work, parts));
       p.segments[w * (part + 1) + row] =
-          Segment{first_split + i, begin - c[i], end - c[i],
-                  count == 1 && p.whole_inside_partition ? -1 : row};
+          Segment{first_split + i, begin - c[i], end - c[i], count == 1 ? -1 : row};
       // The segment holding a partition's first position opens that partition's segments.
       if (begin == partition_begin(part, work, parts)) p.part_seg_begin[part] = w * part + row;
     }
@@ -131,7 +128,6 @@ Status launch_plan(const SelectionView& main_sel, const SelectionView& extra_sel
   p.tokens = static_cast<int32_t>(layout.split_tokens());
   p.partitions = static_cast<int32_t>(layout.partitions);
   p.spread = static_cast<int32_t>(layout.spread);
-  p.whole_inside_partition = layout.whole_inside_partition;
   p.part_seg_begin = words + layout.part_seg_begin_offset();
   p.token_seg_begin = words + layout.token_seg_begin_offset();
   p.work_prefix = words + layout.work_prefix_offset();

@@ -24,11 +24,9 @@ struct Schedule {
   int head_tiles = 1;      // ceil(h_q / head_tile_heads(mt))
   int64_t partitions = 0;  // split only
   // Plan::strategy of a plan made for this schedule: the kind, the head tile and the
-  // partition count, so attend can reject a plan from another device (another SM count), and
-  // for a split, whether its tokens inside one partition run whole.
+  // partition count, so attend can reject a plan from another device (another SM count).
   int32_t plan_id() const {
-    const int32_t whole = strategy == kSplit ? split_whole_tokens_plan_bit() : 0;
-    return strategy | (mt << 4) | static_cast<int32_t>(partitions << 8) | whole;
+    return strategy | (mt << 4) | static_cast<int32_t>(partitions << 8);
   }
 };
 
