@@ -1,9 +1,9 @@
 // The split-KV plan kernel (src/cuda/portable/plan_kernel.cu) against a host walk of the same
-// rules: every partition's items (whole tokens, then segments of the split tokens), each
-// split token's rows, and which items run whole. A token inside one partition is a whole item
-// (partial -1) with one unused row, which the combine kernel leaves alone; for a token over
-// several partitions every segment writes a partial row. Lengths include 0, negatives and values past k, and some
-// layouts leave partitions without split entries.
+// rules: every partition's items (whole tokens, then segments of the split tokens), each split
+// token's rows, and which items run whole. A token inside one partition is a whole item (partial
+// -1) with one unused row, which the combine kernel leaves alone; for a token over several
+// partitions every segment writes a partial row. Lengths include 0, negatives and values past k,
+// and some layouts leave partitions without split entries.
 #include <gtest/gtest.h>
 
 #include <algorithm>

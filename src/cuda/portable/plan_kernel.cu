@@ -4,19 +4,18 @@
 // CUDA graph can capture it).
 //
 // The entries of every split token, main then extra, are laid end to end: split token i owns
-// positions [C_i, C_{i+1}) of [0, W) where C is the exclusive prefix sum of its used entry
-// counts. Partition p owns [B_p, B_{p+1}) with B_p = floor(p * W / P'), P' = min(spread, W),
-// so each partition below P' is non-empty and sizes differ by at most one; the rest are
-// empty. A segment is the intersection of a token and a partition; its row is its rank in
-// (token, partition) order, which is also (partition, token) order, so each token's rows are
-// a contiguous range. A token over several partitions writes its segments' f32 partials to
-// those rows for the combine kernel. A token inside one partition is that partition's whole
-// item (partial -1: the attend kernel writes its outputs, sink included) and leaves its one
-// row unused, which tells the combine kernel to leave the token alone (at h_q = 128, ~231 of
-// the top-k 16384 decode rows' 296 tokens: ~59 of their ~92 MB of partials not written and
-// read back; 0.7-1.9% of those rows on an H200). Partition p's items are its whole tokens (p, p + P, ...,
-// whole_rounds of them), then its segments: contiguous in the segment array, whose index is
-// the item's rank in (partition, item) order.
+// positions [C_i, C_{i+1}) of [0, W) where C is the exclusive prefix sum of its used entry counts.
+// Partition p owns [B_p, B_{p+1}) with B_p = floor(p * W / P'), P' = min(spread, W), so each
+// partition below P' is non-empty and sizes differ by at most one; the rest are empty. A segment is
+// the intersection of a token and a partition; its row is its rank in (token, partition) order,
+// which is also (partition, token) order, so each token's rows are a contiguous range. A token over
+// several partitions writes its segments' f32 partials to those rows for the combine kernel. A
+// token inside one partition is that partition's whole item (partial -1: the attend kernel writes
+// its outputs, sink included) and leaves its one row unused, which tells the combine kernel to
+// leave the token alone (at h_q = 128, ~231 of the top-k 16384 decode rows' 296 tokens: ~59 of
+// their ~92 MB of partials not written and read back; 0.7-1.9% of those rows on an H200). Partition
+// p's items are its whole tokens (p, p + P, ..., whole_rounds of them), then its segments:
+// contiguous in the segment array, whose index is the item's rank in (partition, item) order.
 #include <cub/block/block_scan.cuh>
 
 #include "cuda/cuda_check.hpp"
