@@ -8,7 +8,6 @@
 #include <array>
 #include <string>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>

@@ -31,14 +31,14 @@ using BlockScan = cub::BlockScan<int32_t, kPlanThreads>;
 struct PlanKernelParams {
   SelectionView main_sel;
   SelectionView extra_sel;
-  int32_t whole_rounds;         // whole tokens per partition
-  int32_t tokens;               // S: split tokens
-  int32_t partitions;           // P
-  int32_t spread;               // partitions that take the split tokens' entries
-  int32_t* part_seg_begin;      // [P + 1]
-  int32_t* token_seg_begin;     // [S + 1]
-  int32_t* work_prefix;         // [S + 1]
-  Segment* segments;            // [whole_rounds * P + S + spread]
+  int32_t whole_rounds;      // whole tokens per partition
+  int32_t tokens;            // S: split tokens
+  int32_t partitions;        // P
+  int32_t spread;            // partitions that take the split tokens' entries
+  int32_t* part_seg_begin;   // [P + 1]
+  int32_t* token_seg_begin;  // [S + 1]
+  int32_t* work_prefix;      // [S + 1]
+  Segment* segments;         // [whole_rounds * P + S + spread]
 };
 
 // The partition holding position x (0 <= x < W): the largest p with floor(p * W / P') <= x.

@@ -25,9 +25,7 @@ struct Schedule {
   int64_t partitions = 0;  // split only
   // Plan::strategy of a plan made for this schedule: the kind, the head tile and the
   // partition count, so attend can reject a plan from another device (another SM count).
-  int32_t plan_id() const {
-    return strategy | (mt << 4) | static_cast<int32_t>(partitions << 8);
-  }
+  int32_t plan_id() const { return strategy | (mt << 4) | static_cast<int32_t>(partitions << 8); }
 };
 
 constexpr VariantLookups<AttendVariant> kVariants{
