@@ -31,6 +31,20 @@ except ImportError:  # torch is not installed: the framework-neutral path serves
     _torch_ops = None
 
 
+def _plan_view(name: str) -> property:
+    """A FlashMLASchedMeta attribute `name` that reads its `plan` and sets it from None (a
+    fresh schedule) or another object's plan; anything else is a TypeError."""
+
+    def set_plan(meta: Any, value: Any) -> None:
+        if value is not None and not isinstance(value, Plan):
+            raise TypeError(f"FlashMLASchedMeta.{name}: smla keeps its plan there; expected "
+                            f"None (schedule afresh) or another FlashMLASchedMeta's value, "
+                            f"got {type(value).__name__}")
+        meta.plan = value
+
+    return property(lambda meta: meta.plan, set_plan)
+
+
 @dataclasses.dataclass
 class FlashMLASchedMeta:
     """Scheduling metadata shared by the calls of one decode step (FlashMLA's object).
@@ -64,29 +78,8 @@ class FlashMLASchedMeta:
 
     # FlashMLA's two schedule fields, as views of `plan` (not dataclass fields): engines test
     # them for None, reset them to None for a fresh schedule, or move them between objects.
-    @property
-    def tile_scheduler_metadata(self) -> Optional[Plan]:
-        return self.plan
-
-    @tile_scheduler_metadata.setter
-    def tile_scheduler_metadata(self, value: Optional[Plan]) -> None:
-        self.plan = _plan_or_none(value, "tile_scheduler_metadata")
-
-    @property
-    def num_splits(self) -> Optional[Plan]:
-        return self.plan
-
-    @num_splits.setter
-    def num_splits(self, value: Optional[Plan]) -> None:
-        self.plan = _plan_or_none(value, "num_splits")
-
-
-def _plan_or_none(value: Any, name: str) -> Optional[Plan]:
-    if value is not None and not isinstance(value, Plan):
-        raise TypeError(f"FlashMLASchedMeta.{name}: smla keeps its plan there; expected None "
-                        f"(schedule afresh) or another FlashMLASchedMeta's value, got "
-                        f"{type(value).__name__}")
-    return value
+    tile_scheduler_metadata = _plan_view("tile_scheduler_metadata")
+    num_splits = _plan_view("num_splits")
 
 
 # FlashMLA's TileSchedulerMetaDataSize: the columns of its older tile_scheduler_metadata.
