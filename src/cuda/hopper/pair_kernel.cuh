@@ -357,18 +357,23 @@ class PairConsumer : OnlineSoftmaxRows {
     // do, was 0-10% slower on the prefill rows, perf-log.md).
     float mx[2];
     mask_and_row_max<8>(s, s_.row_words() + c_ * 64, lane_, p_.scale_log2, mx);
+    float m_old[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) m_old[h] = reference_max(top_[h]);
     if (c_ == 1) {
       // Consumer 0's maxima (and, without tables, every warp of this consumer's |V| scan) are out.
       ptx::named_barrier_sync(C::BAR_ID_MAX + 0, C::CONSUMER_THREADS);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) mx[h] = fmaxf(mx[h], s_.row_max()[row0_ + 8 * h]);
+      for (int h = 0; h < 2; ++h) top_[h] = fmaxf(top_[h], s_.row_max()[row0_ + 8 * h]);
     }
     float m_own[2], alpha[2];
     bool moved = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      moved |= raise_row(h, fmaxf(top_[h], mx[h]), alpha[h]);
+      top_[h] = fmaxf(top_[h], mx[h]);
       m_own[h] = reference_max(top_[h]);
+      moved |= m_own[h] != m_old[h];
+      alpha[h] = m_own[h] == m_old[h] ? 1.0f : ptx::ex2_approx(m_old[h] - m_own[h]);
       if (lane_ % 4 == 0) s_.row_max()[c_ * 64 + row0_ + 8 * h] = top_[h];
     }
     ptx::named_barrier_arrive(C::BAR_ID_MAX + c_, C::CONSUMER_THREADS);
@@ -411,7 +416,10 @@ class PairConsumer : OnlineSoftmaxRows {
     moved = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      moved |= raise_row(h, fmaxf(top_[h], s_.row_max()[other() * 64 + row0_ + 8 * h]), scale[h]);
+      top_[h] = fmaxf(top_[h], s_.row_max()[other() * 64 + row0_ + 8 * h]);
+      const float m = reference_max(top_[h]);
+      moved |= m != m_own[h];
+      scale[h] = m == m_own[h] ? 1.0f : ptx::ex2_approx(m_own[h] - m);
     }
     rescale_sums(scale);
     // P, its bf16 fragments and their rounding change only where a row of the warp moved to
