@@ -40,7 +40,6 @@
 
 #include "cuda/portable/attend_params.hpp"
 #include "cuda/portable/kv_rows.cuh"
-#include "cuda/ptx/global_load.cuh"
 #include "cuda/ptx/prefetch.cuh"
 #include "formats/kv_layout.hpp"
 #include "formats/numeric.hpp"
@@ -55,9 +54,8 @@ struct RowAddr {
   const uint8_t* scale = nullptr;  // formats whose scales live apart from the values
 };
 
-// A quantized piece or a scale word group: read once, so not kept in L1.
 __device__ __forceinline__ uint4 load_u4(const uint8_t* p) {
-  return ptx::ld_global_nc_no_allocate_u4(p);
+  return __ldg(reinterpret_cast<const uint4*>(p));
 }
 
 __device__ __forceinline__ uint4 as_u4(const Bf16x8& v) {
