@@ -383,10 +383,14 @@ class Consumer : ConsumerBase<HopperConfig<MainRows, ExtraRows>> {
     float err_new[2][2];
     const bool over =
         this->template rounding_over_budget<C::S_COLS / 8>(s, alpha, v_bound, err_new);
-    // One barrier of both consumers ORs the threads' votes and orders P's stores before
-    // either consumer's P·V reads them.
+    const bool warp_over = __any_sync(0xffffffffu, over);
+    if (lane_ == 0) s_.needs_residual[threadIdx.x / 32 - 4] = warp_over;
     ptx::fence_proxy_async_shared();
-    const bool residual = ptx::named_barrier_any(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS, over);
+    ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
+    const uint4 verdict0 = ptx::ld_shared_u4(s_.needs_residual);
+    const uint4 verdict1 = ptx::ld_shared_u4(s_.needs_residual + 4);
+    const bool residual = (verdict0.x | verdict0.y | verdict0.z | verdict0.w | verdict1.x |
+                           verdict1.y | verdict1.z | verdict1.w) != 0;
     this->settle_rounding(residual, alpha, err_new);
 
     scale_rows(this->o_, alpha, moved);
