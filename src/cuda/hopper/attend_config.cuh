@@ -57,8 +57,10 @@ struct HopperConfig {
   static constexpr int ROWMAX_OFF = P_OFF + BLOCK_BYTES;           // [CONSUMERS][HT] f32
   static constexpr int ROWSUM_OFF = ROWMAX_OFF + CONSUMERS * HT * 4;  // [CONSUMERS][HT] f32
   static constexpr int VALID_OFF = ROWSUM_OFF + CONSUMERS * HT * 4;   // [STAGES][BN] u8
-  static constexpr int RESIDUAL_FLAGS_OFF = VALID_OFF + STAGES * BN;  // [CONSUMER_WARPS] u32
-  static constexpr int V_MAX_OFF = RESIDUAL_FLAGS_OFF + CONSUMER_WARPS * 4;  // [..][2] u32
+  // [CONSUMER_WARPS] u32, the consumers' residual votes where they scan V (any_consumer_over)
+  static constexpr int RESIDUAL_FLAGS_OFF = VALID_OFF + STAGES * BN;
+  static constexpr int RESIDUAL_FLAGS_BYTES = SCALE_BOUNDS ? 0 : CONSUMER_WARPS * 4;
+  static constexpr int V_MAX_OFF = RESIDUAL_FLAGS_OFF + RESIDUAL_FLAGS_BYTES;  // [..][2] u32
   static constexpr int PRODUCER_WARPS = 4;
   // Per stage and producer warp, the |V| bound of the quantized groups per d_v half
   // (p_rounding.hpp scale_bound_bits), f32 bits.

@@ -61,7 +61,7 @@ struct SharedState {
   float* row_max;       // [CONSUMERS][HT]: the halves' step maxima
   float* row_sum;       // [CONSUMERS][HT]
   uint8_t* valid;       // [STAGES][BN]
-  uint32_t* needs_residual;  // [CONSUMER_WARPS]: per consumer warp, "the step needs the residual"
+  uint32_t* needs_residual;  // [CONSUMER_WARPS] where they scan V: "the step needs the residual"
   uint32_t* v_max;      // [scanning warps][2]: per warp, |V| bits seen per d_v half
   uint32_t* scale_bound;  // [STAGES][PRODUCER_WARPS][2]: the quantized groups' |V| bound, f32 bits
   float* tile_sink;     // [HT]: the head tile's sinks (stage_tile_sinks)
