@@ -57,10 +57,7 @@ struct HopperConfig {
   static constexpr int ROWMAX_OFF = P_OFF + BLOCK_BYTES;           // [CONSUMERS][HT] f32
   static constexpr int ROWSUM_OFF = ROWMAX_OFF + CONSUMERS * HT * 4;  // [CONSUMERS][HT] f32
   static constexpr int VALID_OFF = ROWSUM_OFF + CONSUMERS * HT * 4;   // [STAGES][BN] u8
-  // [CONSUMER_WARPS] u32, the consumers' residual votes where they scan V (any_consumer_over)
-  static constexpr int RESIDUAL_FLAGS_OFF = VALID_OFF + STAGES * BN;
-  static constexpr int RESIDUAL_FLAGS_BYTES = SCALE_BOUNDS ? 0 : CONSUMER_WARPS * 4;
-  static constexpr int V_MAX_OFF = RESIDUAL_FLAGS_OFF + RESIDUAL_FLAGS_BYTES;  // [..][2] u32
+  static constexpr int V_MAX_OFF = VALID_OFF + STAGES * BN;  // [CONSUMER_WARPS][2] u32
   static constexpr int PRODUCER_WARPS = 4;
   // Per stage and producer warp, the |V| bound of the quantized groups per d_v half
   // (p_rounding.hpp scale_bound_bits), f32 bits.
@@ -75,7 +72,7 @@ struct HopperConfig {
   static constexpr int USED_BYTES = BAR_OFF + BARRIERS * 8;
   // The dynamic shared memory base is only 16-byte aligned: ask for room to align it.
   static constexpr int SMEM_BYTES = USED_BYTES + 1024;
-  static_assert(BAR_OFF % 8 == 0 && RESIDUAL_FLAGS_OFF % 16 == 0 && P_OFF % 1024 == 0 &&
+  static_assert(BAR_OFF % 8 == 0 && V_MAX_OFF % 4 == 0 && P_OFF % 1024 == 0 &&
                 STAGE_OFF % 1024 == 0);
   static_assert(SMEM_BYTES + ClaimQueue::kBytes <= 227 * 1024,
                 "one CTA per SM within the H100/H200 opt-in limit (ClaimQueue is static)");

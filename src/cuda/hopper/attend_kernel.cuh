@@ -47,7 +47,6 @@
 #include "cuda/ptx/fast_math.cuh"
 #include "cuda/ptx/grid_dependency.cuh"
 #include "cuda/ptx/mbarrier.cuh"
-#include "cuda/ptx/shared_load.cuh"
 #include "cuda/ptx/warpgroup.cuh"
 #include "cuda/ptx/wgmma.cuh"
 
@@ -401,26 +400,16 @@ class Consumer : ConsumerBase<HopperConfig<MainRows, ExtraRows>> {
     this->next_step(s, stage, has_next, s_cols0(), [] {}, [&] { scan_v(); });
   }
 
-  // Whether any thread of both consumers voted `over`, behind one barrier of both consumers
-  // that also orders P's stores before either consumer's P·V reads them. Two forms, each the
-  // faster for its kernels on the anchor rows (perf-notes ledger, s48): where the producer
-  // bounds V, one bar.red.or (those kernels spill less with it: the V3.2 decode rows 1.5%
-  // faster); where the consumers scan V, per-warp flags in shared memory (the bar.red.or form
-  // made the V4 rows 1-3% slower there).
+  // Whether any thread of both consumers voted `over`, by one bar.red.or of both consumers
+  // that also orders P's stores before either consumer's P·V reads them. The barrier gives
+  // every thread the same answer, but ptxas cannot know that: taken as it is, it wraps the
+  // residual branch in divergence regions (BSSY) and puts a WARPSYNC before each later wgmma
+  // wait, which cost the V4 rows 1-3%; lane 0's answer broadcast over the warp is uniform to
+  // ptxas (perf-notes ledger, s48 and s49).
   __device__ bool any_consumer_over(bool over) {
-    if constexpr (C::SCALE_BOUNDS) {
-      ptx::fence_proxy_async_shared();
-      return ptx::named_barrier_any(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS, over);
-    } else {
-      const bool warp_over = __any_sync(0xffffffffu, over);
-      if (lane_ == 0) s_.needs_residual[threadIdx.x / 32 - 4] = warp_over;
-      ptx::fence_proxy_async_shared();
-      ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
-      const uint4 verdict0 = ptx::ld_shared_u4(s_.needs_residual);
-      const uint4 verdict1 = ptx::ld_shared_u4(s_.needs_residual + 4);
-      return (verdict0.x | verdict0.y | verdict0.z | verdict0.w | verdict1.x | verdict1.y |
-              verdict1.z | verdict1.w) != 0;
-    }
+    ptx::fence_proxy_async_shared();
+    const bool any = ptx::named_barrier_any(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS, over);
+    return __shfl_sync(0xffffffffu, any, 0);
   }
 
   // P (or its residual p - bf16(p)) as bf16 into this consumer's 32 columns of the P tile.

@@ -21,9 +21,6 @@ struct SharedState {
         row_max(reinterpret_cast<float*>(base + C::ROWMAX_OFF)),
         row_sum(reinterpret_cast<float*>(base + C::ROWSUM_OFF)),
         valid(base + C::VALID_OFF),
-        needs_residual(C::RESIDUAL_FLAGS_BYTES > 0
-                           ? reinterpret_cast<uint32_t*>(base + C::RESIDUAL_FLAGS_OFF)
-                           : nullptr),
         v_max(reinterpret_cast<uint32_t*>(base + C::V_MAX_OFF)),
         scale_bound(reinterpret_cast<uint32_t*>(base + C::SCALE_BOUND_OFF)),
         tile_sink(reinterpret_cast<float*>(base + C::TILE_SINK_OFF)),
@@ -63,7 +60,6 @@ struct SharedState {
   float* row_max;       // [CONSUMERS][HT]: the halves' step maxima
   float* row_sum;       // [CONSUMERS][HT]
   uint8_t* valid;       // [STAGES][BN]
-  uint32_t* needs_residual;  // [CONSUMER_WARPS] "the step needs the residual"; null unless scanning
   uint32_t* v_max;      // [scanning warps][2]: per warp, |V| bits seen per d_v half
   uint32_t* scale_bound;  // [STAGES][PRODUCER_WARPS][2]: the quantized groups' |V| bound, f32 bits
   float* tile_sink;     // [HT]: the head tile's sinks (stage_tile_sinks)
