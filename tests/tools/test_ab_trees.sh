@@ -16,22 +16,14 @@ repo=$dir/repo
 mkdir -p "$repo/tools/ab-patches" "$repo/src"
 cp "$ab_trees" "$repo/tools/ab-trees"
 printf 'one\n' >"$repo/src/value.txt"
-cat >"$repo/tools/ab-patches/two.patch" <<'EOF'
-# the experiment's description: patch skips these lines
-
---- a/src/value.txt
-+++ b/src/value.txt
-@@ -1 +1 @@
--one
-+two
-EOF
-cat >"$repo/tools/ab-patches/stale.patch" <<'EOF'
---- a/src/value.txt
-+++ b/src/value.txt
-@@ -1 +1 @@
--three
-+four
-EOF
+# write_patch NAME FROM TO: tools/ab-patches/NAME.patch turns src/value.txt's line FROM into
+# TO, after a description (lines that patch skips).
+write_patch() {
+  printf '# the experiment %s\n\n--- a/src/value.txt\n+++ b/src/value.txt\n@@ -1 +1 @@\n-%s\n+%s\n' \
+    "$1" "$2" "$3" >"$repo/tools/ab-patches/$1.patch"
+}
+write_patch two one two
+write_patch stale three four
 git -C "$repo" init -q
 git -C "$repo" add -A
 git -C "$repo" -c user.name=t -c user.email=t@t commit -q -m scratch

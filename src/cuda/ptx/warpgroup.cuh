@@ -31,6 +31,10 @@ __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
 }
 
 // bar.red.or: a barrier of `threads` threads that returns whether any of them passed true.
+// The answer is the same in every thread, but ptxas does not know it: a branch on it gets
+// divergence regions and warp syncs. A caller whose code after the branch pays for those can
+// broadcast the answer from one lane (the quantized decode kernel's any_consumer_over); the
+// block-pair kernel does not, since the broadcast raised its spills (perf-notes Next 11).
 __device__ __forceinline__ bool named_barrier_any(int id, int threads, bool vote) {
   uint32_t any;
   asm volatile(
