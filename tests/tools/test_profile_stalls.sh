@@ -2,7 +2,8 @@
 # tools/profile-stalls on a hand-written ncu source page (gzipped, as tools/profile-row writes
 # it): the regions cut at USETMAXREG, each region's samples, executed instructions and stall
 # shares, its hottest instructions first with their main reasons, --top, a plain CSV read as
-# well, and exit code 1 for a file without the header. Run by ctest (tests/CMakeLists.txt).
+# well, one region for a kernel without USETMAXREG, and exit code 1 for a file without the
+# header. Run by ctest (tests/CMakeLists.txt).
 #
 # Usage: test_profile_stalls.sh PROFILE_STALLS
 set -u
@@ -42,6 +43,10 @@ next=$(grep -n 'FMUL' <<<"$out" | cut -d: -f1)
 out=$("$stalls" "$dir/page.csv" --top 1)
 expect "a plain CSV, --top 1: the producer's hottest" '^   \+00060  75\.0%  SHF\.R\.U32\.HI' "$out"
 reject "--top 1: no second instruction" 'LDG\.E\.128' "$out"
+
+grep -v USETMAXREG "$dir/page.csv" >"$dir/flat.csv"
+out=$("$stalls" "$dir/flat.csv")
+expect "a kernel without USETMAXREG: one region" '^== the whole kernel, from \+0: 62 samples \(100\.0% of the kernel.s\), 130 warp instructions$' "$out"
 
 echo '"Kernel Name","void k(int)",' >"$dir/bad.csv"
 expect_exit "a page without the header" 1 "$stalls" "$dir/bad.csv"
