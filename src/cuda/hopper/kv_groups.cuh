@@ -56,8 +56,8 @@ struct RowAddr {
 };
 
 // A quantized piece or a row's scales. With the 256-byte L2 fetch the decode rows measured
-// 0.3-0.8% faster in geometric mean than with a plain __ldg, and L1::evict_last added nothing
-// (perf-notes ledger, s50).
+// 0.5-1.3% faster in geometric mean than with a plain __ldg (three rounds of one run), and
+// L1::evict_last added nothing (perf-notes ledger, s50).
 __device__ __forceinline__ uint4 load_u4(const uint8_t* p) { return ptx::load_nc_l2_256b(p); }
 
 __device__ __forceinline__ uint4 as_u4(const Bf16x8& v) {
