@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools/ab-trees in a scratch git repository: a NAME without a patch is REV as it is, a NAME
-# with one gets it applied, the output is the SMLA_SUITE_BASELINE value, a patch that does not
-# apply stops it, and no NAME exits 2. Then every patch of the project's tools/ab-patches must
+# with one gets it applied, a NAME a+b gets both in turn (and stops when a part has no patch),
+# the output is the SMLA_SUITE_BASELINE value, a patch that does not apply stops it, and no
+# NAME exits 2. Then every patch of the project's tools/ab-patches must
 # apply to this checkout's sources: a pending experiment goes stale the day main changes the
 # lines it edits (refresh it then), and a landed one must leave the folder. Run by ctest
 # (tests/CMakeLists.txt).
@@ -23,6 +24,7 @@ write_patch() {
     "$1" "$2" "$3" >"$repo/tools/ab-patches/$1.patch"
 }
 write_patch two one two
+write_patch three two three
 write_patch stale three four
 git -C "$repo" init -q
 git -C "$repo" add -A
@@ -35,6 +37,11 @@ expect "two: its patch applied" '^two$' "$(cat "$repo/.ab-base/two/src/value.txt
 # A second run replaces the trees rather than patching a patched tree again.
 "$repo/tools/ab-trees" HEAD two >/dev/null 2>&1
 expect "two again: patched once" '^two$' "$(cat "$repo/.ab-base/two/src/value.txt" 2>&1)"
+out=$("$repo/tools/ab-trees" HEAD two+three 2>&1)
+expect "two+three: the combined tree" '^\.ab-base/two\+three$' "$out"
+expect "two+three: both patches in turn" '^three$' \
+  "$(cat "$repo/.ab-base/two+three/src/value.txt" 2>&1)"
+expect_exit "a combination with a part that has no patch" 1 "$repo/tools/ab-trees" HEAD two+none
 expect_exit "a patch that does not apply" 1 "$repo/tools/ab-trees" HEAD stale
 expect_exit "no NAME" 2 "$repo/tools/ab-trees" HEAD
 
