@@ -55,37 +55,52 @@ __device__ __forceinline__ uint64_t v_half_desc(const uint8_t* tile, int half) {
   return ptx::sw128_desc(tile + (C::DV_COLS / 64) * half * C::BLOCK_BYTES, C::BLOCK_BYTES, 1024);
 }
 
-// Issues O[:, 256 half : 256 half + 256] += P·V, V the d_v half of the stage `tile`, P the
-// whole shared P tile, as one wgmma group.
-template <class C>
-__device__ __forceinline__ void issue_pv_half(float (&o)[128], const uint8_t* p_tile,
-                                              const uint8_t* tile, int half) {
+// Issues O[:, 256 half : 256 half + 256] += P·V over the KV rows of the stage `tile` that the
+// k16 slices [k0, k0 + SLICES) cover (16 rows each; V is the stage's d_v half `half`) as one
+// wgmma group, P from the shared P tile.
+template <class C, int SLICES>
+__device__ __forceinline__ void issue_pv_ss(float (&o)[128], const uint8_t* p_tile,
+                                            const uint8_t* tile, int half, int k0) {
   const uint64_t p_desc = ptx::opaque_desc(ptx::sw128_desc(p_tile, 0, 1024));
   const uint64_t v_desc = v_half_desc<C>(tile, half);
   ptx::wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < C::BN / 16; ++kk) {
-    ptx::wgmma_m64n256k16_ss_bt(o, ptx::desc_step(p_desc, kk * 32),
-                                ptx::desc_step(v_desc, kk * 16 * 128), true);
+  for (int kk = 0; kk < SLICES; ++kk) {
+    const int k = k0 + kk;
+    ptx::wgmma_m64n256k16_ss_bt(o, ptx::desc_step(p_desc, k * 32),
+                                ptx::desc_step(v_desc, k * 16 * 128), true);
   }
   ptx::wgmma_commit();
 }
 
-// P (or its residual p - bf16(p)) as bf16 into the shared P tile: this thread's J 8-column
-// blocks of an accumulator fragment (rows row0 and row0 + 8), from tile column col0 on.
+// The same product over the two k16 slices [k0, k0 + 2) with P from registers: pa holds their
+// bf16x2 A fragments (pack_p_bf16x2's layout, 4 per slice).
+template <class C>
+__device__ __forceinline__ void issue_pv_rs(float (&o)[128], const uint32_t (&pa)[8],
+                                            const uint8_t* tile, int half, int k0) {
+  const uint64_t v_desc = v_half_desc<C>(tile, half);
+  ptx::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < 2; ++kk) {
+    const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
+    ptx::wgmma_m64n256k16_rs_bt(o, a, ptx::desc_step(v_desc, (k0 + kk) * 16 * 128));
+  }
+  ptx::wgmma_commit();
+}
+
+// bf16x2 words of P (or of its residual p - bf16(p)) into the shared P tile: this thread's J
+// 8-column blocks of an accumulator fragment (words[2 j + h]: rows row0 + 8 h, block j), from
+// tile column col0 on.
 template <int J>
-__device__ __forceinline__ void store_p_columns(uint8_t* p_tile, const float (&pv)[4 * J],
-                                                int col0, int lane, int row0, bool residual) {
+__device__ __forceinline__ void store_p_words(uint8_t* p_tile, const uint32_t (&words)[2 * J],
+                                              int col0, int lane, int row0) {
 #pragma unroll
   for (int j = 0; j < J; ++j) {
     const int col = col0 + 8 * j + 2 * (lane % 4);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const float x = pv[4 * j + 2 * h];
-      const float y = pv[4 * j + 2 * h + 1];
-      const uint32_t packed = ptx::float2_to_bf16x2_rn(x, y);
       *reinterpret_cast<uint32_t*>(p_tile + ptx::sw128_offset(row0 + 8 * h, col)) =
-          residual ? bf16x2_residual(x, y, packed) : packed;
+          words[2 * j + h];
     }
   }
 }
@@ -180,10 +195,18 @@ class ConsumerBase : protected OnlineSoftmaxRows {
     ptx::wgmma_fence_operands(s);
   }
 
-  // Issues O[:, 256 half : 256 half + 256] += P·V as one wgmma group; wait_pv<N> waits until
-  // at most N later groups are pending.
+  // O[:, 256 half : 256 half + 256] += P·V, each call one wgmma group (wait_pv<N> waits until
+  // at most N later groups are pending): over all the step's KV rows from the shared P tile
+  // (issue_pv), or over the S columns of consumer `half` itself (issue_pv_own, P from its
+  // registers: no barrier needed) and of the other consumer (issue_pv_other, from the tile).
   __device__ void issue_pv(const uint8_t* tile, int half) {
-    issue_pv_half<C>(o_, s_.p, tile, half);
+    issue_pv_ss<C, C::BN / 16>(o_, s_.p, tile, half, 0);
+  }
+  __device__ void issue_pv_own(const uint32_t (&pa)[8], const uint8_t* tile, int half) {
+    issue_pv_rs<C>(o_, pa, tile, half, half * C::S_COLS / 16);
+  }
+  __device__ void issue_pv_other(const uint8_t* tile, int half) {
+    issue_pv_ss<C, C::S_COLS / 16>(o_, s_.p, tile, half, (1 - half) * C::S_COLS / 16);
   }
 
   template <int N>

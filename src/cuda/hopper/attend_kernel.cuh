@@ -14,8 +14,10 @@
 //     S[:, 32c : 32c + 32] = Q·K^T with wgmma (both operands in shared memory), the two
 //     exchange row maxima through shared memory (online softmax in the exp2 domain), write P
 //     as bf16 into a shared tile, and each accumulates O[:, 256c : 256c + 256] += P·V with
-//     wgmma (V is the K tile read MN-major: no transposed copy), the next step's S queued
-//     behind that product before they wait for it. A bound on |V| per d_v half comes from
+//     wgmma (V is the K tile read MN-major: no transposed copy): over its own 32 KV rows with
+//     P from its registers, issued before the consumers meet to vote on P's rounding (below),
+//     then over the other consumer's rows from the tile, the next step's S queued behind
+//     those products before they wait for them. A bound on |V| per d_v half comes from
 //     the producer when both pools quantize V under f32 scales (scale_bound_bits of the
 //     stage's scales, published with the stage), otherwise from the consumers' scan of the
 //     stage while S runs; with P's actual bf16 rounding it bounds what rounding P costs out,
@@ -375,29 +377,38 @@ class Consumer : ConsumerBase<HopperConfig<MainRows, ExtraRows>> {
     float alpha[2];
     // some row of this thread moved its maximum: O needs rescaling
     const bool moved = this->template softmax_step<C::S_COLS / 8>(s, step_max, alpha);
-    store_p(s, /*residual=*/false);
+    // P as bf16 (pa: this consumer's A fragments of P·V, pack_p_bf16x2's layout) and what
+    // rounding it costs: the residual pairs (P - bf16(P) as bf16, kept for the rare residual
+    // product so that P's f32 registers are free from here on) and each row's sum of
+    // |P - bf16(P)| (p_rounding.hpp).
+    uint32_t pa[8], res[8];
+    float rounding[2];
+    round_p_bf16x2<C::S_COLS / 8>(s, pa, res, rounding);
+    store_p(pa);
+    // The product over this consumer's own KV rows takes P from registers and needs no
+    // barrier: issued now, it runs while the consumers vote.
+    scale_rows(this->o_, alpha, moved);
+    this->issue_pv_own(pa, tile, wg_);
 
     // The step's verdict (p_rounding.hpp): without the residual, would every thread of both
     // consumers stay within its rounding budget?
     float err_new[2][2];
-    const bool over =
-        this->template rounding_over_budget<C::S_COLS / 8>(s, alpha, v_bound, err_new);
+    const bool over = this->rounding_over_budget(rounding, alpha, v_bound, err_new);
     const bool residual = any_consumer_over(over);
     this->settle_rounding(residual, alpha, err_new);
-
-    scale_rows(this->o_, alpha, moved);
-    this->issue_pv(tile, wg_);
+    this->issue_pv_other(tile, wg_);
 
     if (residual) {
       // Both consumers are done reading P before it is overwritten by the residual.
       this->template wait_pv<0>();
       ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
-      store_p(s, /*residual=*/true);
+      store_p(res);
       ptx::fence_proxy_async_shared();
       ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
       this->issue_pv(tile, wg_);
     }
-    this->next_step(s, stage, has_next, s_cols0(), [] {}, [&] { scan_v(); });
+    this->next_step(s, stage, has_next, s_cols0(), [&] { ptx::wgmma_fence_operands(pa); },
+                    [&] { scan_v(); });
   }
 
   // Whether any thread of both consumers voted `over`, by one bar.red.or of both consumers
@@ -412,9 +423,9 @@ class Consumer : ConsumerBase<HopperConfig<MainRows, ExtraRows>> {
     return __shfl_sync(0xffffffffu, any, 0);
   }
 
-  // P (or its residual p - bf16(p)) as bf16 into this consumer's 32 columns of the P tile.
-  __device__ void store_p(const float (&pv)[16], bool residual) {
-    store_p_columns<C::S_COLS / 8>(s_.p, pv, s_cols0(), lane_, row0_, residual);
+  // bf16x2 words of P (or of its residual) into this consumer's 32 columns of the P tile.
+  __device__ void store_p(const uint32_t (&words)[8]) {
+    store_p_words<C::S_COLS / 8>(s_.p, words, s_cols0(), lane_, row0_);
   }
 
   const int wg_;  // consumer index: 0 or 1

@@ -36,6 +36,27 @@ __device__ __forceinline__ void pack_p_bf16x2(const float (&s)[32], uint32_t (&p
   for (int i = 0; i < 16; ++i) pa[i] = ptx::float2_to_bf16x2_rn(s[2 * i], s[2 * i + 1]);
 }
 
+// P of J 8-column blocks of an accumulator fragment rounded to bf16 for P·V: pa[2 j + h] the
+// pair of row row0 + 8 h in block j as bf16x2 (for J = 4, the A fragments of P·V with A from
+// registers: pack_p_bf16x2's layout), res[2 j + h] its residual pair, and rounding[h] row h's
+// sum of |p - bf16(p)| over this thread's columns (p_rounding.hpp).
+template <int J>
+__device__ __forceinline__ void round_p_bf16x2(const float (&p)[4 * J], uint32_t (&pa)[2 * J],
+                                               uint32_t (&res)[2 * J], float (&rounding)[2]) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    rounding[h] = 0.0f;
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const float x = p[4 * j + 2 * h];
+      const float y = p[4 * j + 2 * h + 1];
+      pa[2 * j + h] = ptx::float2_to_bf16x2_rn(x, y);
+      rounding[h] += bf16x2_rounding(x, y, pa[2 * j + h]);
+      res[2 * j + h] = bf16x2_residual(x, y, pa[2 * j + h]);
+    }
+  }
+}
+
 // Stores the 16 bf16x2 fragments of a 64-column P into a swizzled [64][64] bf16 tile:
 // fragment(i) holds an m64n64 fragment's registers 2i and 2i + 1, row row0 + 8 (i % 2),
 // columns 8 (i / 2) + 2 (lane % 4) + {0, 1}. Row r's 8-column group j sits at chunk j ^ (r % 8),
@@ -161,24 +182,13 @@ struct OnlineSoftmaxRows {
     return moved;
   }
 
-  // This thread's side of a step's P-rounding verdict (p_rounding.hpp), P in f32 in p (J
-  // 8-column blocks), l_ already taking the step: in err_new[c][h] the rounding bound of d_v
-  // half c and row h if the step keeps P's bf16 rounding (v_bound: the step's |V| bound per
-  // d_v half), and whether any of them leaves its budget.
-  template <int J>
-  __device__ bool rounding_over_budget(const float (&p)[4 * J], const float (&alpha)[2],
+  // This thread's side of a step's P-rounding verdict (p_rounding.hpp), l_ already taking the
+  // step: from `rounding`, this thread's sums of |p - bf16(p)| per row (round_p_bf16x2), in
+  // err_new[c][h] the rounding bound of d_v half c and row h if the step keeps P's bf16
+  // rounding (v_bound: the step's |V| bound per d_v half), and whether any of them leaves its
+  // budget.
+  __device__ bool rounding_over_budget(const float (&rounding)[2], const float (&alpha)[2],
                                        const float (&v_bound)[2], float (&err_new)[2][2]) const {
-    float rounding[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      rounding[h] = 0.0f;  // sum of |p - bf16(p)| over this thread's columns of the row
-#pragma unroll
-      for (int j = 0; j < J; ++j) {
-        const float x = p[4 * j + 2 * h];
-        const float y = p[4 * j + 2 * h + 1];
-        rounding[h] += bf16x2_rounding(x, y, ptx::float2_to_bf16x2_rn(x, y));
-      }
-    }
     bool over = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
