@@ -196,13 +196,15 @@ class ConsumerBase : protected OnlineSoftmaxRows {
   }
 
   // O[:, 256 half : 256 half + 256] += P·V, each call one wgmma group (wait_pv<N> waits until
-  // at most N later groups are pending): over all the step's KV rows from the shared P tile
-  // (issue_pv), or over the S columns of consumer `half` itself (issue_pv_own, P from its
-  // registers: no barrier needed) and of the other consumer (issue_pv_other, from the tile).
+  // at most N later groups are pending), by consumer `half` (the consumer of d_v half c
+  // computes S columns [32c, 32c + 32)): over all the step's KV rows from the shared P tile
+  // (issue_pv), or over its own S columns (issue_pv_own, P from its registers: no barrier
+  // needed) and over the other consumer's (issue_pv_other, from the tile).
   __device__ void issue_pv(const uint8_t* tile, int half) {
     issue_pv_ss<C, C::BN / 16>(o_, s_.p, tile, half, 0);
   }
   __device__ void issue_pv_own(const uint32_t (&pa)[8], const uint8_t* tile, int half) {
+    static_assert(C::S_COLS / 16 == 2, "issue_pv_rs takes a consumer's two k16 slices");
     issue_pv_rs<C>(o_, pa, tile, half, half * C::S_COLS / 16);
   }
   __device__ void issue_pv_other(const uint8_t* tile, int half) {
