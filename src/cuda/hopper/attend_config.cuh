@@ -79,10 +79,6 @@ struct HopperConfig {
 
   // Named barriers (id 0 is __syncthreads).
   static constexpr int BAR_ID_CONSUMERS = 1;  // the 256 consumer threads
-  // The chained row maxima: consumer c arrives on BAR_ID_MAX0 + c once its maxima are out,
-  // and the other consumer waits there for them.
-  static constexpr int BAR_ID_MAX0 = 2;
-  static constexpr int BAR_ID_MAX1 = 3;
   static constexpr int CONSUMER_THREADS = 128 * CONSUMERS;
 };
 
