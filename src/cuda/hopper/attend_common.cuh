@@ -200,13 +200,30 @@ __device__ __forceinline__ uint4 quad_columns_of_j(const uint32_t (&v)[4], int q
                : make_uint4(pair[0][0], pair[0][1], got0, got1);
 }
 
+// The f32 form of quad_columns_of_j: lane q holds columns 8 j + 2 q and + 1 of each j. Of the
+// pair j = 2 m (even_j) and j = 2 m + 1 (odd_j), returns lane q's four consecutive columns
+// 8 j + 2 (q & 2) .. + 3 of j = 2 m + q % 2, its own two and lane q ^ 1's: one exchange buys
+// one 16-byte store per lane instead of two 8-byte ones. Every lane of the warp must call it.
+__device__ __forceinline__ float4 quad_float4_of_pair(float2 even_j, float2 odd_j, int q) {
+  constexpr unsigned kFullWarp = 0xffffffffu;
+  const bool odd = (q & 1) != 0;
+  const float2 give = odd ? even_j : odd_j;
+  const float got_x = __shfl_xor_sync(kFullWarp, give.x, 1);
+  const float got_y = __shfl_xor_sync(kFullWarp, give.y, 1);
+  return odd ? make_float4(got_x, got_y, odd_j.x, odd_j.y)
+             : make_float4(even_j.x, even_j.y, got_x, got_y);
+}
+
 // Normalizes an item's O and writes its results (SPEC §1 for the final form; the split form
 // leaves the sink to the combine kernel). Called by the 256 consumer threads: consumer `half`
 // holds O[:, 256 half : 256 half + 256] (wgmma m64n256 fragment), its thread's rows row0 and
 // row0 + 8 with largest score top (exp2 domain, equal in both consumers: O and l are relative
 // to its reference_max) and this thread's share l_share of the softmax sum;
 // row_sum is [2][64] floats of shared memory, tile_sink the head tile's sinks
-// (stage_tile_sinks), barrier_id a named barrier of the 256 threads.
+// (stage_tile_sinks), barrier_id a named barrier of the 256 threads. kWidePartials: f32
+// partials by 16-byte stores after an exchange (the quantized decode kernel) or by 8-byte ones
+// (the block-pair kernel, whose consumers spill 116 -> 140 B with the exchange).
+template <bool kWidePartials>
 __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
                                           const float* tile_sink, int barrier_id, int half,
                                           int lane, int row0, const float (&o)[128],
@@ -256,13 +273,28 @@ __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
       }
     }
     if (segment >= 0) {
-      // f32 partials: a quad's four float2 already fill a 32-byte sector per j.
-      if (!in_range) continue;
-      float* dst = p.part_out + (int64_t{segment} * p.h_q + head) * kDv + half * (kDv / 2);
+      if constexpr (kWidePartials) {
+        // 16 bytes a lane (quad_float4_of_pair): a warp's store fills 64 bytes of each of its
+        // eight rows where float2 stores fill 32, half the stores and L2 requests of a burst
+        // that at decode b = 2 every CTA writes at once (perf-notes ledger, s53).
+        float* dst = p.part_out + (int64_t{segment} * p.h_q + head) * kDv + half * (kDv / 2) +
+                     8 * (q & 1) + 2 * (q & 2);
 #pragma unroll
-      for (int j = 0; j < 32; ++j) {
-        *reinterpret_cast<float2*>(dst + 8 * j + 2 * q) =
-            make_float2(o[4 * j + 2 * h] * scale, o[4 * j + 2 * h + 1] * scale);
+        for (int m = 0; m < 16; ++m) {
+          const float4 cols = quad_float4_of_pair(
+              make_float2(o[8 * m + 2 * h] * scale, o[8 * m + 2 * h + 1] * scale),
+              make_float2(o[8 * m + 4 + 2 * h] * scale, o[8 * m + 4 + 2 * h + 1] * scale), q);
+          if (in_range) *reinterpret_cast<float4*>(dst + 16 * m) = cols;
+        }
+      } else {
+        // A quad's four float2 fill a 32-byte sector per j, with no exchange.
+        if (!in_range) continue;
+        float* dst = p.part_out + (int64_t{segment} * p.h_q + head) * kDv + half * (kDv / 2);
+#pragma unroll
+        for (int j = 0; j < 32; ++j) {
+          *reinterpret_cast<float2*>(dst + 8 * j + 2 * q) =
+              make_float2(o[4 * j + 2 * h] * scale, o[4 * j + 2 * h + 1] * scale);
+        }
       }
     } else {
       // bf16: attend's checks make out rows 16-byte aligned on a CUDA device (the rows16 rule
