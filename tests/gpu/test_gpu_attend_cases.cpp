@@ -258,16 +258,19 @@ TEST(GpuAttend, RoundsAndTailMatchTheOracleAndRepeatBitwise) {
 // A split launch of more tokens than work units, lengths drawn in [0, k]: the tokens that lie
 // inside one partition run whole (the attend kernel writes their outputs, sink included, and
 // the combine leaves them alone), the others write partials (test_gpu_plan.cpp checks which
-// is which). The quantized kernel (fp8_ds_mla) and the block-pair kernel (bf16), with sinks
-// with infinities, adversarial indices and lengths, poisoned rows and poisoned outputs; the
-// Hopper schedule is asserted on the shapes (any path runs the call). The rounds-and-tail
-// test's tail tokens run the same rule.
+// is which). The quantized kernel with both forms of its partial stores (fp8_ds_mla: 8 bytes a
+// lane, fp8_v32: 16 bytes after a quad exchange, write_item_results) and the block-pair kernel
+// (bf16); h_q 72 on the Hopper path, so the second head tile has rows past h_q that join the
+// exchange but store nothing. With sinks with infinities, adversarial indices and lengths,
+// poisoned rows and poisoned outputs; the Hopper schedule is asserted on the shapes (any path
+// runs the call). The rounds-and-tail test's tail tokens run the same rule.
 TEST(GpuAttend, SplitLaunchesWithWholeTokensMatchTheOracleAndRepeatBitwise) {
   SMLA_REQUIRE_GPU();
   const cuda_backend::DeviceInfo* info = nullptr;
   ASSERT_TRUE(status_ok(cuda_backend::device_info(0, &info)));
   for (const Pair& pair :
-       {Pair{512, KvFormat::fp8_ds_mla, false}, Pair{576, KvFormat::bf16, false}}) {
+       {Pair{512, KvFormat::fp8_ds_mla, false}, Pair{576, KvFormat::fp8_v32, false},
+        Pair{576, KvFormat::bf16, false}}) {
     ProblemSpec s;
     s.T = info->sm_count + 2;
     s.h_q = heads_for_forced_path(16);
