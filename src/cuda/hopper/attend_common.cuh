@@ -224,8 +224,8 @@ __device__ __forceinline__ float4 quad_float4_of_pair(float2 even_j, float2 odd_
 // partials by 16-byte stores after an exchange, or by 8-byte ones without; measured per
 // kernel (perf-notes ledger, s53): the wide form where the quantized decode kernel's producer
 // bounds |V| (C::SCALE_BOUNDS: decode b = 2 7% faster), the narrow one in the fp8_ds_mla
-// kernel (1% slower wide, through ptxas' allocation of its step loop) and in the block-pair
-// kernel (its consumers spill 116 -> 140 B wide).
+// kernel (its top-k 16384 rows 1% slower wide, its step loop's SASS changed throughout) and in
+// the block-pair kernel (its consumers spill 116 -> 140 B wide).
 template <bool kWidePartials>
 __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
                                           const float* tile_sink, int barrier_id, int half,
