@@ -68,9 +68,7 @@ struct HopperConfig {
   static constexpr int BAR_EMPTY = STAGES;          // [STAGES] consumers -> producer
   static constexpr int BAR_Q_FULL = 2 * STAGES;     // Q of the item is in
   static constexpr int BAR_Q_EMPTY = 2 * STAGES + 1;  // the item's last S read Q
-  // Consumer 1's chained maxima of a step are out (SCALE_BOUNDS kernels; one phase a step).
-  static constexpr int BAR_MAX1 = 2 * STAGES + 2;
-  static constexpr int BARRIERS = 2 * STAGES + 3;
+  static constexpr int BARRIERS = 2 * STAGES + 2;
   static constexpr int USED_BYTES = BAR_OFF + BARRIERS * 8;
   // The dynamic shared memory base is only 16-byte aligned: ask for room to align it.
   static constexpr int SMEM_BYTES = USED_BYTES + 1024;
@@ -81,9 +79,6 @@ struct HopperConfig {
 
   // Named barriers (id 0 is __syncthreads).
   static constexpr int BAR_ID_CONSUMERS = 1;  // the 256 consumer threads
-  // The chained row maxima: consumer 0 arrives on BAR_ID_MAX0 once its maxima are out, and
-  // consumer 1 waits there for them (consumer 1's go back through the mbarrier BAR_MAX1).
-  static constexpr int BAR_ID_MAX0 = 2;
   static constexpr int CONSUMER_THREADS = 128 * CONSUMERS;
 };
 

@@ -357,70 +357,26 @@ class Consumer : ConsumerBase<HopperConfig<MainRows, ExtraRows>> {
     // during this step.
     if (!has_next) ptx::mbarrier_arrive(s_.q_empty());
 
-    // Online softmax over this consumer's 32 columns; the row max spans both consumers. The
-    // maxima are chained: consumer 0 publishes its own and computes its P against them at
-    // once; consumer 1 starts from consumer 0's, so its maxima are the step's, which consumer
-    // 0 then takes up before it rounds P (its reference rarely moves there: P, l and O only
-    // take a power of two more).
+    // Online softmax over this consumer's 32 columns; the row max spans both consumers.
     float mx[2];
     mask_and_row_max<C::S_COLS / 8>(s, s_.valid + stage * C::BN + s_cols0(), lane_,
                                     p_.scale_log2, mx);
-    float alpha[2];
-    bool moved;  // some row of this thread moved its reference maximum: O needs rescaling
-    if constexpr (!C::SCALE_BOUNDS) {
-      // Where the consumers scan V, chained maxima measured 1-4% slower (V4 rows, ledger
-      // s52): both publish their maxima and meet.
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        if (lane_ % 4 == 0) s_.row_max[wg_ * C::HT + row0_ + 8 * h] = mx[h];
-      }
-      ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
-      float step_max[2];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = row0_ + 8 * h;
-        step_max[h] = fmaxf(s_.row_max[row], s_.row_max[C::HT + row]);
-      }
-      moved = this->template softmax_step<C::S_COLS / 8>(s, step_max, alpha);
-    } else if (__shfl_sync(0xffffffffu, wg_, 0) == 0) {
-      // wg_ broadcast from lane 0, so that ptxas knows the branch is warp-uniform (it would
-      // otherwise put a WARPSYNC before later wgmma waits).
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        if (lane_ % 4 == 0) s_.row_max[row0_ + 8 * h] = mx[h];
-      }
-      ptx::named_barrier_arrive(C::BAR_ID_MAX0, C::CONSUMER_THREADS);
-      moved = this->template softmax_step<C::S_COLS / 8>(s, mx, alpha);
-      // Consumer 1's maxima are out (an mbarrier, one phase a step: consumer 1 is never a
-      // step ahead, since it waits for this consumer's maxima first).
-      ptx::mbarrier_wait(s_.max1(), this->step_ & 1);
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float late;
-        moved |= this->raise_row(h, fmaxf(this->top_[h], s_.row_max[C::HT + row0_ + 8 * h]),
-                                 late);
-        alpha[h] *= late;
-        this->l_[h] *= late;
-#pragma unroll
-        for (int j = 0; j < C::S_COLS / 8; ++j) {
-          s[4 * j + 2 * h] *= late;
-          s[4 * j + 2 * h + 1] *= late;
-        }
-      }
-    } else {
-      // Consumer 0's maxima are out.
-      ptx::named_barrier_sync(C::BAR_ID_MAX0, C::CONSUMER_THREADS);
-      float step_max[2];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        step_max[h] = fmaxf(s_.row_max[row0_ + 8 * h], mx[h]);
-        if (lane_ % 4 == 0) s_.row_max[C::HT + row0_ + 8 * h] = step_max[h];
-      }
-      ptx::mbarrier_arrive(s_.max1());
-      moved = this->template softmax_step<C::S_COLS / 8>(s, step_max, alpha);
+    for (int h = 0; h < 2; ++h) {
+      if (lane_ % 4 == 0) s_.row_max[wg_ * C::HT + row0_ + 8 * h] = mx[h];
     }
+    ptx::named_barrier_sync(C::BAR_ID_CONSUMERS, C::CONSUMER_THREADS);
     float v_bound[2];  // |V| bound of each d_v half of the step: the producer's or the scan's
     s_.template v_bound<C::CONSUMER_WARPS>(stage, v_bound);
+    float step_max[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = row0_ + 8 * h;
+      step_max[h] = fmaxf(s_.row_max[row], s_.row_max[C::HT + row]);
+    }
+    float alpha[2];
+    // some row of this thread moved its maximum: O needs rescaling
+    const bool moved = this->template softmax_step<C::S_COLS / 8>(s, step_max, alpha);
     // P as bf16 (pa: this consumer's A fragments of P·V, pack_p_bf16x2's layout) and what
     // rounding it costs: the residual pairs (P - bf16(P) as bf16, kept for the rare residual
     // product so that P's f32 registers are free from here on) and each row's sum of
@@ -497,7 +453,6 @@ __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
     }
     ptx::mbarrier_init(s.q_full(), 128);
     ptx::mbarrier_init(s.q_empty(), C::CONSUMER_THREADS);
-    if constexpr (C::SCALE_BOUNDS) ptx::mbarrier_init(s.max1(), 128);  // chained maxima
   }
   __syncthreads();
   if (threadIdx.x < 128) {

@@ -31,7 +31,6 @@ struct SharedState {
   __device__ uint64_t* empty(int s) const { return bars + C::BAR_EMPTY + s; }
   __device__ uint64_t* q_full() const { return bars + C::BAR_Q_FULL; }
   __device__ uint64_t* q_empty() const { return bars + C::BAR_Q_EMPTY; }
-  __device__ uint64_t* max1() const { return bars + C::BAR_MAX1; }
 
   // The |V| bound of each d_v half of stage `stage` (p_rounding.hpp): the producer's from the
   // scales (C::SCALE_BOUNDS), else the scan's, folded over the kScanWarps warps that published
