@@ -1,0 +1,194 @@
+// What it costs two CTAs of a cluster to send each other a half step of converted rows by
+// st.async (perf-notes Next 16: the shared dequantization of h_q = 128 lost 4-20% where the
+// cross-CTA coupling alone cost 4-5%). Every SM holds one CTA (whole-SM shared memory, as the
+// Hopper attention kernels), 66 clusters of two on an H100 or H200; per iteration each CTA's
+// 128 threads write 32 KB (32 rows of a 64-row, 1024-byte-per-row swizzled tile) into the
+// peer's tile, completing the peer's mbarrier by bytes, and wait for the peer's 32 KB. The
+// patterns:
+//   scattered   the quantized producer's: lane l of warp w takes row 8 w + l % 8 and 16-byte
+//               groups 2 (l / 8 + 4 j) and 2 (l / 8 + 4 j) + 1 of it, so one warp instruction
+//               writes 8 rows' same group (tile_chunk_offset of attend_common.cuh);
+//   contiguous  a warp instruction writes 512 consecutive bytes (4 rows' 128-byte lines);
+//   local       the scattered pattern into the CTA's own tile by st.shared, with a CTA barrier
+//               per iteration: the work the exchange adds to.
+// Prints ns per iteration (median over CTAs) and the bytes each SM sends per ns.
+//
+// Usage: dsmem-stores [iterations]   (default 2000; exit 1 on a CUDA error)
+// Build: nvcc -std=c++17 -arch=sm_90a tools/dsmem-stores.cu -o dsmem-stores
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+constexpr int kThreads = 128;
+constexpr int kRowBytes = 1024;                 // 512 bf16 values: eight 64-column blocks
+constexpr int kTileBytes = 64 * kRowBytes;      // 64 rows
+constexpr int kHalfBytes = kTileBytes / 2;      // what each CTA sends per iteration
+constexpr int kStores = kHalfBytes / 16 / kThreads;  // 16-byte stores per thread: 16
+
+enum Pattern : int { kScattered, kContiguous, kLocal };
+
+__device__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+__device__ uint32_t map_to_rank(uint32_t local, uint32_t rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  return remote;
+}
+
+__device__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
+// The byte offset of group `g` (16 bytes) of tile row `row`: 64-row blocks of 128-byte rows,
+// the 16-byte chunks of a row permuted by the row's low three bits (128-byte swizzle).
+__device__ uint32_t chunk_offset(int row, int g) {
+  return static_cast<uint32_t>((g >> 3) * (64 * 128) + row * 128 + (((g & 7) ^ (row & 7)) << 4));
+}
+
+// Offset of this thread's store i of the half tile of rows [row0, row0 + 32).
+__device__ uint32_t store_offset(Pattern pattern, int row0, int i) {
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  if (pattern == kContiguous) {
+    // Chunk q of the half tile: its rows of 64-column block q / 256 are 4 KB in a row.
+    const int q = i * kThreads + static_cast<int>(threadIdx.x);
+    return static_cast<uint32_t>((q / 256) * (64 * 128) + row0 * 128 + (q % 256) * 16);
+  }
+  const int row = row0 + 8 * warp + lane % 8;
+  const int piece = lane / 8 + 4 * (i / 2);  // a 16-value piece: two groups
+  return chunk_offset(row, 2 * piece + i % 2);
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+    exchange_kernel(Pattern pattern, int iterations, unsigned long long* ns) {
+  extern __shared__ __align__(1024) uint8_t smem[];
+  uint8_t* tile = smem;
+  auto* bars = reinterpret_cast<uint64_t*>(smem + kTileBytes);  // [2]: alternate iterations
+  const uint32_t rank = cluster_rank(), peer = rank ^ 1u;
+  if (threadIdx.x == 0) {
+    for (int b = 0; b < 2; ++b) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&bars[b])));
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  cluster_sync();
+  const int row0 = static_cast<int>(rank) * 32;  // the rows this CTA converts and sends
+  const uint32_t remote_tile = map_to_rank(smem_u32(tile), peer);
+  const uint4 value = make_uint4(threadIdx.x, rank, 1, 2);
+  unsigned long long t0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  for (int it = 0; it < iterations; ++it) {
+    const int b = it & 1;
+    const uint32_t bar = smem_u32(&bars[b]);
+    if (pattern == kLocal) {
+#pragma unroll
+      for (int i = 0; i < kStores; ++i) {
+        *reinterpret_cast<uint4*>(tile + store_offset(kScattered, row0, i)) = value;
+      }
+      __syncthreads();
+      continue;
+    }
+    const uint32_t remote_bar = map_to_rank(bar, peer);
+#pragma unroll
+    for (int i = 0; i < kStores; ++i) {
+      asm volatile(
+          "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, "
+          "[%5];" ::"r"(remote_tile + store_offset(pattern, row0, i)),
+          "r"(value.x), "r"(value.y), "r"(value.z), "r"(value.w), "r"(remote_bar)
+          : "memory");
+    }
+    if (threadIdx.x == 0) {
+      asm volatile(
+          "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+          "r"(kHalfBytes)
+          : "memory");
+    }
+    asm volatile(
+        "{\n.reg .pred done;\nwait_%=:\n"
+        "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra wait_%=;\n}" ::"r"(bar),
+        "r"(static_cast<uint32_t>((it >> 1) & 1))
+        : "memory");
+  }
+  unsigned long long t1;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+  // The peer may still be writing into this CTA or arriving on its barriers until here.
+  cluster_sync();
+  if (threadIdx.x == 0) ns[blockIdx.x] = t1 - t0;
+}
+
+bool check(cudaError_t err, const char* what) {
+  if (err == cudaSuccess) return true;
+  std::fprintf(stderr, "dsmem-stores: %s: %s\n", what, cudaGetErrorString(err));
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int iterations = argc > 1 ? std::atoi(argv[1]) : 2000;
+  if (iterations < 1) {
+    std::fprintf(stderr, "usage: dsmem-stores [iterations >= 1]\n");
+    return 2;
+  }
+  cudaDeviceProp prop{};
+  if (!check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties")) return 1;
+  // Whole-SM shared memory, as the attention kernels: one CTA per SM.
+  const int smem = static_cast<int>(prop.sharedMemPerBlockOptin);
+  if (!check(cudaFuncSetAttribute(exchange_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  smem),
+             "cudaFuncSetAttribute")) {
+    return 1;
+  }
+  const int ctas = prop.multiProcessorCount / 2 * 2;
+  unsigned long long* ns = nullptr;
+  if (!check(cudaMalloc(&ns, sizeof(unsigned long long) * ctas), "cudaMalloc")) return 1;
+  std::printf("%s, %d CTAs in clusters of 2, %d B sent per CTA and iteration, %d iterations\n",
+              prop.name, ctas, kHalfBytes, iterations);
+  std::printf("%-11s %14s %18s\n", "pattern", "ns/iteration", "B sent per ns/SM");
+  const char* names[] = {"scattered", "contiguous", "local"};
+  for (int pattern : {kScattered, kContiguous, kLocal}) {
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = 2;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(static_cast<unsigned>(ctas));
+    config.blockDim = dim3(kThreads);
+    config.dynamicSmemBytes = static_cast<size_t>(smem);
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    if (!check(cudaLaunchKernelEx(&config, exchange_kernel, static_cast<Pattern>(pattern),
+                                  iterations, ns),
+               "cudaLaunchKernelEx") ||
+        !check(cudaDeviceSynchronize(), "exchange_kernel")) {
+      return 1;
+    }
+    std::vector<unsigned long long> host(static_cast<size_t>(ctas));
+    if (!check(cudaMemcpy(host.data(), ns, sizeof(unsigned long long) * ctas,
+                          cudaMemcpyDeviceToHost),
+               "cudaMemcpy")) {
+      return 1;
+    }
+    std::sort(host.begin(), host.end());
+    const double per_iteration = static_cast<double>(host[host.size() / 2]) / iterations;
+    std::printf("%-11s %14.1f %18.1f\n", names[pattern], per_iteration,
+                pattern == kLocal ? 0.0 : kHalfBytes / per_iteration);
+  }
+  cudaFree(ns);
+  return 0;
+}
