@@ -10,7 +10,9 @@
 //               writes 8 rows' same group (tile_chunk_offset of attend_common.cuh);
 //   contiguous  a warp instruction writes 512 consecutive bytes (4 rows' 128-byte lines);
 //   local       the scattered pattern into the CTA's own tile by st.shared, with a CTA barrier
-//               per iteration: the work the exchange adds to.
+//               per iteration: the work the exchange adds to;
+//   both        scattered, each group stored to the own tile and sent to the peer's, as the
+//               paired producer of pairshare (85532bd) did.
 // Prints ns per iteration (median over CTAs) and the bytes each SM sends per ns.
 //
 // Usage: dsmem-stores [iterations]   (default 2000; exit 1 on a CUDA error)
@@ -31,7 +33,7 @@ constexpr int kTileBytes = 64 * kRowBytes;      // 64 rows
 constexpr int kHalfBytes = kTileBytes / 2;      // what each CTA sends per iteration
 constexpr int kStores = kHalfBytes / 16 / kThreads;  // 16-byte stores per thread: 16
 
-enum Pattern : int { kScattered, kContiguous, kLocal };
+enum Pattern : int { kScattered, kContiguous, kLocal, kBoth };
 
 __device__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -102,11 +104,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       continue;
     }
     const uint32_t remote_bar = map_to_rank(bar, peer);
+    const Pattern sent = pattern == kBoth ? kScattered : pattern;
 #pragma unroll
     for (int i = 0; i < kStores; ++i) {
+      const uint32_t offset = store_offset(sent, row0, i);
+      if (pattern == kBoth) *reinterpret_cast<uint4*>(tile + offset) = value;
       asm volatile(
           "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, "
-          "[%5];" ::"r"(remote_tile + store_offset(pattern, row0, i)),
+          "[%5];" ::"r"(remote_tile + offset),
           "r"(value.x), "r"(value.y), "r"(value.z), "r"(value.w), "r"(remote_bar)
           : "memory");
     }
@@ -159,8 +164,8 @@ int main(int argc, char** argv) {
   std::printf("%s, %d CTAs in clusters of 2, %d B sent per CTA and iteration, %d iterations\n",
               prop.name, ctas, kHalfBytes, iterations);
   std::printf("%-11s %14s %18s\n", "pattern", "ns/iteration", "B sent per ns/SM");
-  const char* names[] = {"scattered", "contiguous", "local"};
-  for (int pattern : {kScattered, kContiguous, kLocal}) {
+  const char* names[] = {"scattered", "contiguous", "local", "both"};
+  for (int pattern : {kScattered, kContiguous, kLocal, kBoth}) {
     cudaLaunchAttribute cluster{};
     cluster.id = cudaLaunchAttributeClusterDimension;
     cluster.val.clusterDim.x = 2;
