@@ -16,7 +16,7 @@
 // Prints ns per iteration (median over CTAs) and the bytes each SM sends per ns.
 //
 // Usage: dsmem-stores [iterations]   (default 2000; exit 1 on a CUDA error)
-// Build: nvcc -std=c++17 -arch=sm_90a tools/dsmem-stores.cu -o dsmem-stores
+// Build: nvcc -std=c++17 -arch=sm_90a -I src tools/dsmem-stores.cu -o dsmem-stores
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -24,6 +24,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+
+#include "cuda/hopper/tile_layout.cuh"  // tile_chunk_offset: the kernels' tile
+#include "cuda/ptx/mbarrier.cuh"
+#include "cuda/ptx/tma.cuh"  // mbarrier_arrive_expect_tx
 
 namespace {
 
@@ -35,10 +39,10 @@ constexpr int kStores = kHalfBytes / 16 / kThreads;  // 16-byte stores per threa
 
 enum Pattern : int { kScattered, kContiguous, kLocal, kBoth };
 
-__device__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
+using smla::hopper::tile_chunk_offset;
+using smla::ptx::smem_u32;
 
+// The cluster instructions below have no wrappers in the project (no kernel uses clusters).
 __device__ uint32_t cluster_rank() {
   uint32_t r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
@@ -55,12 +59,6 @@ __device__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
-// The byte offset of group `g` (16 bytes) of tile row `row`: 64-row blocks of 128-byte rows,
-// the 16-byte chunks of a row permuted by the row's low three bits (128-byte swizzle).
-__device__ uint32_t chunk_offset(int row, int g) {
-  return static_cast<uint32_t>((g >> 3) * (64 * 128) + row * 128 + (((g & 7) ^ (row & 7)) << 4));
-}
-
 // Offset of this thread's store i of the half tile of rows [row0, row0 + 32).
 __device__ uint32_t store_offset(Pattern pattern, int row0, int i) {
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
@@ -71,7 +69,7 @@ __device__ uint32_t store_offset(Pattern pattern, int row0, int i) {
   }
   const int row = row0 + 8 * warp + lane % 8;
   const int piece = lane / 8 + 4 * (i / 2);  // a 16-value piece: two groups
-  return chunk_offset(row, 2 * piece + i % 2);
+  return tile_chunk_offset(row, 2 * piece + i % 2);
 }
 
 __global__ void __launch_bounds__(kThreads, 1)
@@ -81,9 +79,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto* bars = reinterpret_cast<uint64_t*>(smem + kTileBytes);  // [2]: alternate iterations
   const uint32_t rank = cluster_rank(), peer = rank ^ 1u;
   if (threadIdx.x == 0) {
-    for (int b = 0; b < 2; ++b) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&bars[b])));
-    }
+    for (int b = 0; b < 2; ++b) smla::ptx::mbarrier_init(&bars[b], 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   cluster_sync();
@@ -93,8 +89,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   unsigned long long t0;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
   for (int it = 0; it < iterations; ++it) {
-    const int b = it & 1;
-    const uint32_t bar = smem_u32(&bars[b]);
+    uint64_t* const bar = &bars[it & 1];
     if (pattern == kLocal) {
 #pragma unroll
       for (int i = 0; i < kStores; ++i) {
@@ -103,7 +98,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       __syncthreads();
       continue;
     }
-    const uint32_t remote_bar = map_to_rank(bar, peer);
+    const uint32_t remote_bar = map_to_rank(smem_u32(bar), peer);
     const Pattern sent = pattern == kBoth ? kScattered : pattern;
 #pragma unroll
     for (int i = 0; i < kStores; ++i) {
@@ -115,18 +110,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           "r"(value.x), "r"(value.y), "r"(value.z), "r"(value.w), "r"(remote_bar)
           : "memory");
     }
-    if (threadIdx.x == 0) {
-      asm volatile(
-          "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
-          "r"(kHalfBytes)
-          : "memory");
-    }
-    asm volatile(
-        "{\n.reg .pred done;\nwait_%=:\n"
-        "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra wait_%=;\n}" ::"r"(bar),
-        "r"(static_cast<uint32_t>((it >> 1) & 1))
-        : "memory");
+    if (threadIdx.x == 0) smla::ptx::mbarrier_arrive_expect_tx(bar, kHalfBytes);
+    smla::ptx::mbarrier_wait(bar, static_cast<uint32_t>((it >> 1) & 1));
   }
   unsigned long long t1;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));

@@ -12,6 +12,7 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/hopper/q_tile_map.hpp"
 #include "cuda/hopper/softmax_fragments.cuh"
+#include "cuda/hopper/tile_layout.cuh"
 #include "cuda/hopper/token_claims.cuh"
 #include "cuda/portable/attend_params.hpp"
 #include "cuda/ptx/convert.cuh"
@@ -32,12 +33,6 @@ using portable::used_entries;
 inline constexpr float kLn2 = 0.6931471805599453f;
 inline constexpr int kHeadTile = 64;  // query heads per CTA: the M of one wgmma
 inline constexpr int kDv = 512;
-
-// Byte offset of 16-byte group `chunk` of row `row` in a swizzled [rows][D] tile.
-__device__ __forceinline__ uint32_t tile_chunk_offset(int row, int chunk) {
-  return static_cast<uint32_t>((chunk >> 3) * (64 * 128)) +
-         ptx::sw128_offset(row, (chunk & 7) * 8);
-}
 
 // The entries [lo, hi) of a token's concatenated list split into its main and extra ranges.
 struct ItemRanges {
