@@ -49,6 +49,11 @@ struct HopperConfig {
   // The producer bounds |V| from the scales, published per stage, when both pools' formats
   // allow it (kv_groups.cuh kScalesBoundV); otherwise the consumers scan all of V.
   static constexpr bool SCALE_BOUNDS = MainRows::kScalesBoundV && ExtraRows::kScalesBoundV;
+  // f32 partials by 16-byte stores (write_item_results' kWidePartials), where they measured
+  // faster (perf-notes ledger, s53): the kernels whose producer bounds |V| (decode b = 2 7%
+  // faster); not the fp8_ds_mla one, whose step loop ptxas allocated worse with them (top-k
+  // 16384 rows 1% slower). The two coincide by measurement, not by any need of the stores.
+  static constexpr bool WIDE_PARTIAL_STORES = SCALE_BOUNDS;
 
   // Shared memory, bytes from a 1024-aligned base (the swizzle phase is address bits 7-9).
   static constexpr int Q_OFF = 0;                                   // [HT][D] swizzled

@@ -245,11 +245,11 @@ class ConsumerBase : protected OnlineSoftmaxRows {
     }
   }
 
-  // Writes the item's results from O[:, 256 half : 256 half + 256] (write_item_results; its
-  // 16-byte partial stores only where they measured faster).
+  // Writes the item's results from O[:, 256 half : 256 half + 256] (write_item_results).
   __device__ void finish(int token, int head0, int segment, int half) {
-    write_item_results<C::SCALE_BOUNDS>(p_, s_.row_sum, s_.tile_sink, C::BAR_ID_CONSUMERS, half,
-                                        lane_, row0_, o_, top_, l_, token, head0, segment);
+    write_item_results<C::WIDE_PARTIAL_STORES>(p_, s_.row_sum, s_.tile_sink,
+                                               C::BAR_ID_CONSUMERS, half, lane_, row0_, o_, top_,
+                                               l_, token, head0, segment);
   }
 
   const AttendParams& p_;
