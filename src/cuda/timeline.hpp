@@ -32,6 +32,11 @@ enum Point : int {
   kConsumerQ,           // consumer 0: the first item's Q has landed
   kConsumerFirstStage,  // consumer 0: the first item's first rows are ready
   kConsumerFirstS,      // consumer 0: the first item's first S is done
+  kFirstResultsBegin,   // consumer 0: the first item's steps done, its results begin
+  kFirstResultsWritten, // consumer 0: the first item's results stored (issued, not landed)
+  kSecondQ,             // consumer 0: the second item's Q has landed
+  kSecondS,             // consumer 0: the second item's first S is done (with the three
+                        // points before it, what a CTA's change of item costs)
   kConsumerLastStage,   // consumer 0 (attend kernel): the rows of its last step after the
                         // first are ready
   kResultsBegin,        // consumer 0: the last item's steps done, its results begin
@@ -51,6 +56,10 @@ inline constexpr const char* kPointNames[] = {
     "consumer 0: first Q landed",
     "consumer 0: first rows ready",
     "consumer 0: first S done",
+    "consumer 0: first item's results begin",
+    "consumer 0: first item's results stored",
+    "consumer 0: second Q landed",
+    "consumer 0: second item's first S done",
     "consumer 0: last step's rows ready",
     "consumer 0: last item's results begin",
     "consumer 0: last item's results stored",
