@@ -19,8 +19,8 @@ inline constexpr bool kEnabled = false;
 #endif
 
 // The points of an attention CTA. The producer's are marked by its thread 0, the consumers'
-// by consumer 0's thread 0; "first" points keep the CTA's first occurrence, the others its
-// last. A point the CTA never reaches stays 0.
+// by consumer 0's thread 0 (kConsumer1Results by consumer 1's); "first" points keep the CTA's
+// first occurrence, the others its last. A point the CTA never reaches stays 0.
 enum Point : int {
   kEntry,               // kernel entered
   kProducerStart,       // producer: its first item begins (after the barrier and setmaxnreg)
@@ -32,14 +32,22 @@ enum Point : int {
   kConsumerQ,           // consumer 0: the first item's Q has landed
   kConsumerFirstStage,  // consumer 0: the first item's first rows are ready
   kConsumerFirstS,      // consumer 0: the first item's first S is done
-  kFirstResultsBegin,   // consumer 0: the first item's steps done, its results begin
-  kFirstResultsWritten, // consumer 0: the first item's results stored (issued, not landed)
-  kSecondQ,             // consumer 0: the second item's Q has landed
-  kSecondS,             // consumer 0: the second item's first S is done (with the three
-                        // points before it, what a CTA's change of item costs)
+  // Consumer 0's changes from item 0 to item 1 and from item kSteadyItem to the next (items
+  // counted from 0 in the CTA's walk; mark_item_change): what a change of item costs, at the
+  // start and once the caches are warm.
+  kFirstResultsBegin,   // item 0's steps done, its results begin
+  kFirstResultsWritten, // item 0's results stored (issued, not landed)
+  kSecondQ,             // item 1's Q has landed
+  kSecondS,             // item 1's first S is done
+  kSteadyResultsBegin,  // the same four of items kSteadyItem and kSteadyItem + 1
+  kSteadyResultsWritten,
+  kSteadyNextQ,
+  kSteadyNextS,
   kConsumerLastStage,   // consumer 0 (attend kernel): the rows of its last step after the
                         // first are ready
   kResultsBegin,        // consumer 0: the last item's steps done, its results begin
+  kConsumer1Results,    // consumer 1: the last item's steps done, its results begin
+  kResultsSumsShared,   // consumer 0: the last item's row sums exchanged (both consumers')
   kResultsWritten,      // consumer 0: the last item's results stored (issued, not landed)
   kConsumerDone,        // consumer 0: done
   kPoints
@@ -56,16 +64,29 @@ inline constexpr const char* kPointNames[] = {
     "consumer 0: first Q landed",
     "consumer 0: first rows ready",
     "consumer 0: first S done",
-    "consumer 0: first item's results begin",
-    "consumer 0: first item's results stored",
-    "consumer 0: second Q landed",
-    "consumer 0: second item's first S done",
+    "consumer 0: item 0's results begin",
+    "consumer 0: item 0's results stored",
+    "consumer 0: item 1's Q landed",
+    "consumer 0: item 1's first S done",
+    "consumer 0: item 8's results begin",
+    "consumer 0: item 8's results stored",
+    "consumer 0: item 9's Q landed",
+    "consumer 0: item 9's first S done",
     "consumer 0: last step's rows ready",
     "consumer 0: last item's results begin",
+    "consumer 1: last item's results begin",
+    "consumer 0: last item's row sums exchanged",
     "consumer 0: last item's results stored",
     "consumer 0: done",
 };
 static_assert(sizeof kPointNames / sizeof kPointNames[0] == kPoints, "one name per point");
+
+// The later change of item that the kSteady points record (the names above say 8).
+inline constexpr int kSteadyItem = 8;
+
+// The phases of a change of item, in the order of their points from kFirstResultsBegin and
+// from kSteadyResultsBegin.
+enum ItemChange : int { kChangeResultsBegin, kChangeResultsWritten, kChangeNextQ, kChangeNextS };
 
 // The combine kernel's two points per block.
 enum CombinePoint : int { kCombineEntry, kCombineExit, kCombinePoints };
@@ -109,6 +130,16 @@ __device__ __forceinline__ void mark(uint64_t* records, int row_words, int point
 __device__ __forceinline__ void mark(uint64_t* records, Point point, bool when,
                                      uint32_t after = 0) {
   mark(records, kPoints, point, when, after);
+}
+
+// Phase `phase` of a change of item, where `item` is the CTA's item at hand (the one whose
+// results begin or are stored, or the next one whose Q landed or first S is done): recorded
+// for the changes from item 0 and from item kSteadyItem.
+__device__ __forceinline__ void mark_item_change(uint64_t* records, ItemChange phase, int item,
+                                                 bool when, uint32_t after = 0) {
+  const int from = phase < kChangeNextQ ? item : item - 1;
+  mark(records, kPoints, kFirstResultsBegin + phase, when && from == 0, after);
+  mark(records, kPoints, kSteadyResultsBegin + phase, when && from == kSteadyItem, after);
 }
 #endif
 

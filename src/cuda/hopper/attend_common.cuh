@@ -228,6 +228,7 @@ __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
                                           const float (&top)[2], const float (&l_share)[2],
                                           int token, int head0, int segment) {
   timeline::mark(p.timeline, timeline::kResultsBegin, threadIdx.x == 128);
+  timeline::mark(p.timeline, timeline::kConsumer1Results, threadIdx.x == 256);
   float row_l[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -237,6 +238,7 @@ __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
     if (lane % 4 == 0) row_sum[half * kHeadTile + row0 + 8 * h] = l;
   }
   ptx::named_barrier_sync(barrier_id, 2 * 128);
+  timeline::mark(p.timeline, timeline::kResultsSumsShared, threadIdx.x == 128);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = row0 + 8 * h;

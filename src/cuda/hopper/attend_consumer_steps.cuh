@@ -150,7 +150,7 @@ class ConsumerBase : protected OnlineSoftmaxRows {
                               Consume&& consume) {
     ptx::mbarrier_wait(s_.q_full(), item_ & 1);
     timeline::mark(p_.timeline, timeline::kConsumerQ, item_ == 0 && threadIdx.x == 128);
-    timeline::mark(p_.timeline, timeline::kSecondQ, item_ == 1 && threadIdx.x == 128);
+    timeline::mark_item_change(p_.timeline, timeline::kChangeNextQ, item_, threadIdx.x == 128);
     // Q arrives by TMA, or by cp.async when the map cannot describe q (issue_q_tile): the
     // cp.async writes are not the async proxy's, so order them before wgmma reads.
     ptx::fence_proxy_async_shared();
@@ -166,8 +166,8 @@ class ConsumerBase : protected OnlineSoftmaxRows {
       wait_s(s);
       timeline::mark(p_.timeline, timeline::kConsumerFirstS, item_ == 0 && threadIdx.x == 128,
                      __float_as_uint(s[0]));
-      timeline::mark(p_.timeline, timeline::kSecondS, item_ == 1 && threadIdx.x == 128,
-                     __float_as_uint(s[0]));
+      timeline::mark_item_change(p_.timeline, timeline::kChangeNextS, item_,
+                                 threadIdx.x == 128, __float_as_uint(s[0]));
 #pragma unroll 1
       for (int i = 0; i < steps; ++i) consume(s, i + 1 < steps);
     } else {
@@ -250,12 +250,13 @@ class ConsumerBase : protected OnlineSoftmaxRows {
 
   // Writes the item's results from O[:, 256 half : 256 half + 256] (write_item_results).
   __device__ void finish(int token, int head0, int segment, int half) {
-    timeline::mark(p_.timeline, timeline::kFirstResultsBegin, item_ == 0 && threadIdx.x == 128);
+    timeline::mark_item_change(p_.timeline, timeline::kChangeResultsBegin, item_,
+                               threadIdx.x == 128);
     write_item_results<C::WIDE_PARTIAL_STORES>(p_, s_.row_sum, s_.tile_sink,
                                                C::BAR_ID_CONSUMERS, half, lane_, row0_, o_, top_,
                                                l_, token, head0, segment);
-    timeline::mark(p_.timeline, timeline::kFirstResultsWritten,
-                   item_ == 0 && threadIdx.x == 128);
+    timeline::mark_item_change(p_.timeline, timeline::kChangeResultsWritten, item_,
+                               threadIdx.x == 128);
   }
 
   const AttendParams& p_;

@@ -301,23 +301,24 @@ class PairConsumer : OnlineSoftmaxRows {
   __device__ void run_item(int token, int head0, int lo, int hi, int segment) {
     ptx::mbarrier_wait(s_.q_full(), item_ & 1);
     timeline::mark(p_.timeline, timeline::kConsumerQ, item_ == 0 && threadIdx.x == 128);
-    timeline::mark(p_.timeline, timeline::kSecondQ, item_ == 1 && threadIdx.x == 128);
+    timeline::mark_item_change(p_.timeline, timeline::kChangeNextQ, item_, threadIdx.x == 128);
     start_item();
     const int pairs = PairBlocks(p_, token, lo, hi).pairs();
     float s[32];
     if (c_ == 0 && pairs > 0) {
       issue_s_and_wait(s, 0);
-      timeline::mark(p_.timeline, timeline::kSecondS, item_ == 1 && threadIdx.x == 128,
-                     __float_as_uint(s[0]));
+      timeline::mark_item_change(p_.timeline, timeline::kChangeNextS, item_,
+                                 threadIdx.x == 128, __float_as_uint(s[0]));
     }
 #pragma unroll 1
     for (int i = 0; i < pairs; ++i) pair_step(s, i + 1 < pairs);
     if (pairs == 0) ptx::mbarrier_arrive(s_.q_empty());  // no S to wait for
-    timeline::mark(p_.timeline, timeline::kFirstResultsBegin, item_ == 0 && threadIdx.x == 128);
+    timeline::mark_item_change(p_.timeline, timeline::kChangeResultsBegin, item_,
+                               threadIdx.x == 128);
     write_item_results<false>(p_, s_.row_sum(), s_.tile_sink(), C::BAR_ID_RESULTS, c_, lane_,
                               row0_, o_, top_, l_, token, head0, segment);
-    timeline::mark(p_.timeline, timeline::kFirstResultsWritten,
-                   item_ == 0 && threadIdx.x == 128);
+    timeline::mark_item_change(p_.timeline, timeline::kChangeResultsWritten, item_,
+                               threadIdx.x == 128);
     ++item_;
   }
 
