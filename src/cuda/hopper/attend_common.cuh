@@ -89,10 +89,9 @@ __device__ __forceinline__ void for_each_item(const AttendParams& p, int unit, i
 }
 
 // Runs a warpgroup role over this CTA's work items: role.run_item(token, head0, lo, hi,
-// segment) per item of unit blockIdx.x / head_tiles (for_each_item), then role.finish_walk()
-// where the role has one (work it defers past an item, e.g. the block-pair consumers'
-// results). Every thread of the CTA runs it. Thread 0 is the producer's first, thread 128
-// consumer 0's: they mark the roles' timeline points.
+// segment) per item of unit blockIdx.x / head_tiles (for_each_item). Every thread of the CTA
+// runs it. Thread 0 is the producer's first, thread 128 consumer 0's: they mark the roles'
+// timeline points.
 template <class Role>
 __device__ __forceinline__ void run_items(const AttendParams& p, Role& role) {
   const int head0 = cta_head0(p);
@@ -104,7 +103,6 @@ __device__ __forceinline__ void run_items(const AttendParams& p, Role& role) {
     first = false;
     role.run_item(token, head0, lo, hi, segment);
   });
-  if constexpr (requires { role.finish_walk(); }) role.finish_walk();
   timeline::mark(p.timeline, timeline::kProducerDone, threadIdx.x == 0);
   timeline::mark(p.timeline, timeline::kConsumerDone, threadIdx.x == 128);
 }

@@ -23,8 +23,7 @@
 //       publish P;
 //       -- both P tiles out -- O_c += P_other V_other,c; free V_other,c.
 //     Each consumer waits only for the other's row maxima, so the softmaxes overlap, and each
-//     consumer's own product overlaps the other's softmax. An item's results are written
-//     while the next item's first S runs.
+//     consumer's own product overlaps the other's softmax.
 //
 // Rounding P to bf16 is bounded as in attend_kernel.cuh (p_rounding.hpp): every thread keeps,
 // per d_v half, the sum of |p - bf16(p)| M (M = the block's max |V| over that half: folded
@@ -299,71 +298,47 @@ class PairConsumer : OnlineSoftmaxRows {
     stage_tile_sinks(p_, s_.tile_sink(), c_, lane_, row0_);
   }
 
-  // Each item's results are written during the next item's first S (write_pending_results),
-  // so that the tensor cores compute it while the stores issue: a CTA's change of item took
-  // 4.4-5.4 us with the tensor cores idle, 2.6-3.5 us of it the results' stores
-  // (docs/perf-notes.md, Next 17). The last item's are written after the walk.
-  __device__ void run_item(int token, int /*head0*/, int lo, int hi, int segment) {
+  __device__ void run_item(int token, int head0, int lo, int hi, int segment) {
     ptx::mbarrier_wait(s_.q_full(), item_ & 1);
     timeline::mark(p_.timeline, timeline::kConsumerQ, item_ == 0 && threadIdx.x == 128);
     timeline::mark_item_change(p_.timeline, timeline::kChangeNextQ, item_, threadIdx.x == 128);
+    start_item();
     const int pairs = PairBlocks(p_, token, lo, hi).pairs();
     float s[32];
-    if (pairs > 0) issue_s<kHalfL>(s, 0);
-    write_pending_results();
-    start_item();
-    if (pairs > 0) {
-      wait_s(s, 0);
+    if (c_ == 0 && pairs > 0) {
+      issue_s_and_wait(s, 0);
       timeline::mark_item_change(p_.timeline, timeline::kChangeNextS, item_,
                                  threadIdx.x == 128, __float_as_uint(s[0]));
     }
 #pragma unroll 1
-    for (int i = 0; i < pairs; ++i) pair_step(s, i > 0, i + 1 < pairs);
+    for (int i = 0; i < pairs; ++i) pair_step(s, i + 1 < pairs);
     if (pairs == 0) ptx::mbarrier_arrive(s_.q_empty());  // no S to wait for
-    pending_token_ = token;
-    pending_segment_ = segment;
+    timeline::mark_item_change(p_.timeline, timeline::kChangeResultsBegin, item_,
+                               threadIdx.x == 128);
+    write_item_results<false>(p_, s_.row_sum(), s_.tile_sink(), C::BAR_ID_RESULTS, c_, lane_,
+                              row0_, o_, top_, l_, token, head0, segment);
+    timeline::mark_item_change(p_.timeline, timeline::kChangeResultsWritten, item_,
+                               threadIdx.x == 128);
     ++item_;
   }
 
-  // After the walk (run_items): the last item's results.
-  __device__ void finish_walk() { write_pending_results(); }
-
  private:
-  // The results of the last item run (none before the first), from O, the maxima and the
-  // sums as that item left them.
-  __device__ void write_pending_results() {
-    if (item_ == 0) return;
-    timeline::mark_item_change(p_.timeline, timeline::kChangeResultsBegin, item_ - 1,
-                               threadIdx.x == 128);
-    write_item_results<false>(p_, s_.row_sum(), s_.tile_sink(), C::BAR_ID_RESULTS, c_, lane_,
-                              row0_, o_, top_, l_, pending_token_, cta_head0(p_),
-                              pending_segment_);
-    timeline::mark_item_change(p_.timeline, timeline::kChangeResultsWritten, item_ - 1,
-                               threadIdx.x == 128);
-  }
-
-  // S of this consumer's block of pair `pair_ + ahead`, half kFirst's product first, and the
-  // |V| scan while it runs; wait_s waits for it. The producer fills consumer 0's halves L then
-  // R and consumer 1's R then L, but each product site is one more copy of S's wgmmas
-  // wherever kFirst is not known: run_item takes L first for both consumers (consumer 1 then
-  // waits for both halves before its first product, at an item's start only).
-  template <int kFirst>
-  __device__ void issue_s(float (&s)[32], int ahead) {
+  // S of this consumer's block of pair `pair_ + ahead`, in the order the producer fills its
+  // halves (consumer 0: L then R, consumer 1: R then L), the |V| scan while it runs, the wait.
+  __device__ void issue_s_and_wait(float (&s)[32], int ahead) {
     const uint32_t parity = (pair_ + ahead) & 1;
-    ptx::mbarrier_wait(s_.ready(c_, kFirst), parity);
-    issue_s_half(s, kFirst, true);
-    ptx::mbarrier_wait(s_.ready(c_, 1 - kFirst), parity);
-    timeline::mark(p_.timeline, timeline::kConsumerFirstStage,
-                   pair_ + ahead == 0 && threadIdx.x == 128);
-    issue_s_half(s, 1 - kFirst, false);
+    const int first = c_;  // the half holding this consumer's own half of V
+    const bool cta_first = pair_ + ahead == 0 && threadIdx.x == 128;
+    ptx::mbarrier_wait(s_.ready(c_, first), parity);
+    issue_s_half(s, first, true);
+    ptx::mbarrier_wait(s_.ready(c_, 1 - first), parity);
+    timeline::mark(p_.timeline, timeline::kConsumerFirstStage, cta_first);
+    issue_s_half(s, 1 - first, false);
     ptx::wgmma_commit();
     scan_v();
-  }
-  __device__ void wait_s(float (&s)[32], int ahead) {
     ptx::wgmma_wait<0>();
     ptx::wgmma_fence_operands(s);
-    timeline::mark(p_.timeline, timeline::kConsumerFirstS,
-                   pair_ + ahead == 0 && threadIdx.x == 128, __float_as_uint(s[0]));
+    timeline::mark(p_.timeline, timeline::kConsumerFirstS, cta_first, __float_as_uint(s[0]));
   }
   __device__ void issue_s_half(float (&s)[32], int h, bool overwrite) {
     if (h == kHalfL) {
@@ -374,13 +349,9 @@ class PairConsumer : OnlineSoftmaxRows {
   }
 
   // One pair: both consumers run the same steps on their own block, exchanging row maxima
-  // once and P tiles once. Consumer 1 issues its S here but for the item's first pair
-  // (`issue_own_s`; run_item issued that one).
-  __device__ void pair_step(float (&s)[32], bool issue_own_s, bool has_next) {
-    if (c_ == 1 && issue_own_s) {
-      issue_s<kHalfR>(s, 0);  // consumer 1's own half first, as the producer fills it
-      wait_s(s, 0);
-    }
+  // once and P tiles once.
+  __device__ void pair_step(float (&s)[32], bool has_next) {
+    if (c_ == 1) issue_s_and_wait(s, 0);
     // This thread's last S of the item is complete (consumer 0 waited for it before the first
     // pair or behind the previous pair's products): the Q tile is free now, not at the item's
     // end, so the producer loads the next item's Q and first halves while this pair's
@@ -733,8 +704,6 @@ class PairConsumer : OnlineSoftmaxRows {
   int pair_ = 0;
   int item_ = 0;
   uint32_t v_bits_ = 0;  // with tables: scan_v's fold of the block's words (both halves)
-  int pending_token_ = 0;  // the last item run: its results are written with the next item
-  int pending_segment_ = 0;
 };
 
 template <int D, bool kTables>
