@@ -34,7 +34,8 @@
 
 #include "cuda/hopper/tile_layout.cuh"  // tile_chunk_offset: the kernels' tile
 #include "cuda/ptx/mbarrier.cuh"
-#include "cuda/ptx/tma.cuh"  // mbarrier_arrive_expect_tx
+#include "cuda/ptx/tma.cuh"        // mbarrier_arrive_expect_tx
+#include "cuda/ptx/warpgroup.cuh"  // fence_proxy_async_shared
 
 namespace {
 
@@ -110,7 +111,7 @@ __device__ void send_half(Pattern pattern, uint8_t* tile, uint32_t remote_tile, 
     for (int i = 0; i < kStores; ++i) {
       *reinterpret_cast<uint4*>(tile + store_offset(kScattered, row0, i)) = value;
     }
-    if (pattern == kBulk) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    if (pattern == kBulk) smla::ptx::fence_proxy_async_shared();  // for the bulk copy's reads
     __syncthreads();
     if (pattern == kBulk && threadIdx.x == 0) {
       for (int block = 0; block < 8; ++block) {
