@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cuda/ptx>
 #include <vector>
 
 #include "cuda/hopper/tile_layout.cuh"  // tile_chunk_offset: the kernels' tile
@@ -53,40 +54,18 @@ constexpr int kPatterns = 5;
 constexpr int kBars = 4;
 
 using smla::hopper::tile_chunk_offset;
-using smla::ptx::smem_u32;
 
-// The cluster instructions below have no wrappers in the project (no kernel uses clusters).
-__device__ uint32_t cluster_rank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-
-__device__ uint32_t map_to_rank(uint32_t local, uint32_t rank) {
-  uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
-  return remote;
-}
-
+// The cluster operations, through CCCL's cuda::ptx as the project's TMA wrappers (ptx/tma.cuh);
+// the peer's shared memory as generic pointers (__cluster_map_shared_rank), which cuda::ptx
+// turns into shared::cluster addresses.
 __device__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+  cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release);
+  cuda::ptx::barrier_cluster_wait(cuda::ptx::sem_acquire);
 }
 
-__device__ void st_async_16(uint32_t remote, const uint4& v, uint32_t remote_bar) {
-  asm volatile(
-      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, "
-      "[%5];" ::"r"(remote),
-      "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(remote_bar)
-      : "memory");
-}
-
-__device__ void bulk_copy_to_peer(uint32_t remote, const void* local, uint32_t bytes,
-                                  uint32_t remote_bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, "
-      "[%3];" ::"r"(remote),
-      "r"(smem_u32(local)), "r"(bytes), "r"(remote_bar)
-      : "memory");
+template <class T>
+__device__ T* on_peer(T* local, uint32_t peer) {
+  return static_cast<T*>(__cluster_map_shared_rank(local, peer));
 }
 
 // Offset of this thread's store i of the half tile of rows [row0, row0 + 32).
@@ -104,8 +83,8 @@ __device__ uint32_t store_offset(Pattern pattern, int row0, int i) {
 
 // Sends this CTA's half tile of one iteration to the peer (the local pattern: stores it into
 // its own tile) in `pattern`.
-__device__ void send_half(Pattern pattern, uint8_t* tile, uint32_t remote_tile, int row0,
-                          uint32_t remote_bar, const uint4& value) {
+__device__ void send_half(Pattern pattern, uint8_t* tile, uint8_t* peer_tile, int row0,
+                          uint64_t* peer_bar, const uint4& value) {
   if (pattern == kLocal || pattern == kBulk) {
 #pragma unroll
     for (int i = 0; i < kStores; ++i) {
@@ -116,7 +95,8 @@ __device__ void send_half(Pattern pattern, uint8_t* tile, uint32_t remote_tile, 
     if (pattern == kBulk && threadIdx.x == 0) {
       for (int block = 0; block < 8; ++block) {
         const uint32_t offset = static_cast<uint32_t>(block * 64 * 128 + row0 * 128);
-        bulk_copy_to_peer(remote_tile + offset, tile + offset, 32 * 128, remote_bar);
+        cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_shared,
+                                 peer_tile + offset, tile + offset, 32 * 128, peer_bar);
       }
     }
     return;
@@ -126,7 +106,8 @@ __device__ void send_half(Pattern pattern, uint8_t* tile, uint32_t remote_tile, 
   for (int i = 0; i < kStores; ++i) {
     const uint32_t offset = store_offset(sent, row0, i);
     if (pattern == kBoth) *reinterpret_cast<uint4*>(tile + offset) = value;
-    st_async_16(remote_tile + offset, value, remote_bar);
+    const uint32_t words[4] = {value.x, value.y, value.z, value.w};
+    cuda::ptx::st_async(reinterpret_cast<uint32_t*>(peer_tile + offset), words, peer_bar);
   }
 }
 
@@ -135,24 +116,23 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ __align__(1024) uint8_t smem[];
   uint8_t* tile = smem;
   auto* bars = reinterpret_cast<uint64_t*>(smem + kTileBytes);  // [kBars]: a ring
-  const uint32_t rank = cluster_rank(), peer = rank ^ 1u;
+  const uint32_t rank = cuda::ptx::get_sreg_cluster_ctarank(), peer = rank ^ 1u;
   if (threadIdx.x == 0) {
     for (int b = 0; b < kBars; ++b) smla::ptx::mbarrier_init(&bars[b], 1);
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
   cluster_sync();
   const int row0 = static_cast<int>(rank) * 32;  // the rows this CTA converts and sends
-  const uint32_t remote_tile = map_to_rank(smem_u32(tile), peer);
+  uint8_t* const peer_tile = on_peer(tile, peer);
   const uint4 value = make_uint4(threadIdx.x, rank, 1, 2);
   // Waits for the peer's bytes of iteration `it`.
   auto wait_for = [&](int it) {
     smla::ptx::mbarrier_wait(&bars[it % kBars], static_cast<uint32_t>((it / kBars) & 1));
   };
-  unsigned long long t0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  const uint64_t t0 = cuda::ptx::get_sreg_globaltimer();
   for (int it = 0; it < iterations; ++it) {
     uint64_t* const bar = &bars[it % kBars];
-    send_half(pattern, tile, remote_tile, row0, map_to_rank(smem_u32(bar), peer), value);
+    send_half(pattern, tile, peer_tile, row0, on_peer(bar, peer), value);
     if (pattern == kLocal) continue;
     if (threadIdx.x == 0) smla::ptx::mbarrier_arrive_expect_tx(bar, kHalfBytes);
     if (!pipelined) {
@@ -162,8 +142,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
   if (pipelined && pattern != kLocal) wait_for(iterations - 1);
-  unsigned long long t1;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+  const uint64_t t1 = cuda::ptx::get_sreg_globaltimer();
   // The peer may still be writing into this CTA or arriving on its barriers until here.
   cluster_sync();
   if (threadIdx.x == 0) ns[blockIdx.x] = t1 - t0;
