@@ -87,6 +87,9 @@ inline constexpr int kSteadyItem = 8;
 // The phases of a change of item, in the order of their points from kFirstResultsBegin and
 // from kSteadyResultsBegin.
 enum ItemChange : int { kChangeResultsBegin, kChangeResultsWritten, kChangeNextQ, kChangeNextS };
+static_assert(kFirstResultsBegin + kChangeNextS == kSecondS &&
+                  kSteadyResultsBegin + kChangeNextS == kSteadyNextS,
+              "each change of item's four points in ItemChange's order");
 
 // The combine kernel's two points per block.
 enum CombinePoint : int { kCombineEntry, kCombineExit, kCombinePoints };

@@ -215,7 +215,8 @@ __device__ __forceinline__ float4 quad_float4_of_pair(float2 even_j, float2 odd_
 // row0 + 8 with largest score top (exp2 domain, equal in both consumers: O and l are relative
 // to its reference_max) and this thread's share l_share of the softmax sum;
 // row_sum is [2][64] floats of shared memory, tile_sink the head tile's sinks
-// (stage_tile_sinks), barrier_id a named barrier of the 256 threads. kWidePartials: f32
+// (stage_tile_sinks), barrier_id a named barrier of the 256 threads, item the CTA's item
+// index (for the timeline's change-of-item points). kWidePartials: f32
 // partials by 16-byte stores after an exchange, or by 8-byte ones without; measured per
 // kernel (perf-notes ledger, s53): the wide form where the quantized decode kernel's producer
 // bounds |V| (C::SCALE_BOUNDS: decode b = 2 7% faster), the narrow one in the fp8_ds_mla
@@ -226,8 +227,10 @@ __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
                                           const float* tile_sink, int barrier_id, int half,
                                           int lane, int row0, const float (&o)[128],
                                           const float (&top)[2], const float (&l_share)[2],
-                                          int token, int head0, int segment) {
+                                          int token, int head0, int segment, int item) {
   timeline::mark(p.timeline, timeline::kResultsBegin, threadIdx.x == 128);
+  timeline::mark_item_change(p.timeline, timeline::kChangeResultsBegin, item,
+                             threadIdx.x == 128);
   timeline::mark(p.timeline, timeline::kConsumer1Results, threadIdx.x == 256);
   float row_l[2];
 #pragma unroll
@@ -314,6 +317,8 @@ __device__ inline void write_item_results(const AttendParams& p, float* row_sum,
     }
   }
   timeline::mark(p.timeline, timeline::kResultsWritten, threadIdx.x == 128);
+  timeline::mark_item_change(p.timeline, timeline::kChangeResultsWritten, item,
+                             threadIdx.x == 128);
 }
 
 // Launches an attention kernel of THREADS threads and SMEM_BYTES of dynamic shared memory

@@ -250,13 +250,9 @@ class ConsumerBase : protected OnlineSoftmaxRows {
 
   // Writes the item's results from O[:, 256 half : 256 half + 256] (write_item_results).
   __device__ void finish(int token, int head0, int segment, int half) {
-    timeline::mark_item_change(p_.timeline, timeline::kChangeResultsBegin, item_,
-                               threadIdx.x == 128);
     write_item_results<C::WIDE_PARTIAL_STORES>(p_, s_.row_sum, s_.tile_sink,
                                                C::BAR_ID_CONSUMERS, half, lane_, row0_, o_, top_,
-                                               l_, token, head0, segment);
-    timeline::mark_item_change(p_.timeline, timeline::kChangeResultsWritten, item_,
-                               threadIdx.x == 128);
+                                               l_, token, head0, segment, item_);
   }
 
   const AttendParams& p_;

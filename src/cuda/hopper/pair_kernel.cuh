@@ -313,12 +313,8 @@ class PairConsumer : OnlineSoftmaxRows {
 #pragma unroll 1
     for (int i = 0; i < pairs; ++i) pair_step(s, i + 1 < pairs);
     if (pairs == 0) ptx::mbarrier_arrive(s_.q_empty());  // no S to wait for
-    timeline::mark_item_change(p_.timeline, timeline::kChangeResultsBegin, item_,
-                               threadIdx.x == 128);
     write_item_results<false>(p_, s_.row_sum(), s_.tile_sink(), C::BAR_ID_RESULTS, c_, lane_,
-                              row0_, o_, top_, l_, token, head0, segment);
-    timeline::mark_item_change(p_.timeline, timeline::kChangeResultsWritten, item_,
-                               threadIdx.x == 128);
+                              row0_, o_, top_, l_, token, head0, segment, item_);
     ++item_;
   }
 
