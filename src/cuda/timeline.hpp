@@ -87,8 +87,9 @@ inline constexpr int kSteadyItem = 8;
 // The phases of a change of item, in the order of their points from kFirstResultsBegin and
 // from kSteadyResultsBegin.
 enum ItemChange : int { kChangeResultsBegin, kChangeResultsWritten, kChangeNextQ, kChangeNextS };
-static_assert(kFirstResultsBegin + kChangeNextS == kSecondS &&
-                  kSteadyResultsBegin + kChangeNextS == kSteadyNextS,
+// (int{} on each side: arithmetic between two enumerations is deprecated in C++20.)
+static_assert(int{kFirstResultsBegin} + int{kChangeNextS} == int{kSecondS} &&
+                  int{kSteadyResultsBegin} + int{kChangeNextS} == int{kSteadyNextS},
               "each change of item's four points in ItemChange's order");
 
 // The combine kernel's two points per block.
@@ -141,8 +142,9 @@ __device__ __forceinline__ void mark(uint64_t* records, Point point, bool when,
 __device__ __forceinline__ void mark_item_change(uint64_t* records, ItemChange phase, int item,
                                                  bool when, uint32_t after = 0) {
   const int from = phase < kChangeNextQ ? item : item - 1;
-  mark(records, kPoints, kFirstResultsBegin + phase, when && from == 0, after);
-  mark(records, kPoints, kSteadyResultsBegin + phase, when && from == kSteadyItem, after);
+  mark(records, kPoints, int{kFirstResultsBegin} + int{phase}, when && from == 0, after);
+  mark(records, kPoints, int{kSteadyResultsBegin} + int{phase}, when && from == kSteadyItem,
+       after);
 }
 #endif
 
