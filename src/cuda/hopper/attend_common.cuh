@@ -17,6 +17,7 @@
 #include "cuda/portable/attend_params.hpp"
 #include "cuda/ptx/convert.cuh"
 #include "cuda/ptx/cp_async.cuh"
+#include "cuda/ptx/l2_policy.cuh"
 #include "cuda/ptx/mbarrier.cuh"
 #include "cuda/ptx/tma.cuh"
 #include "cuda/ptx/warpgroup.cuh"
@@ -148,8 +149,10 @@ __device__ void copy_q_tile(const AttendParams& p, uint8_t* q_tile, int token, i
 // the swizzled [64][8 CHUNKS] tile at `q_tile`, completing `q_full` (128 arrivals) once they
 // have landed; no thread waits for them. By TMA, one box per 64-column block issued by one
 // thread, when the map describes q; else by every thread's cp.async. Either way the consumers
-// fence after their wait (the cp.async writes are not the async proxy's).
-template <int CHUNKS>
+// fence after their wait (the cp.async writes are not the async proxy's). kReadOnce: the
+// kernel reads most tokens' rows in one item only (the block-pair kernel, whose split tokens are
+// its last round's few), so the TMA copies mark their L2 lines evict-first.
+template <int CHUNKS, bool kReadOnce>
 __device__ void issue_q_tile(const AttendParams& p, const QTileMap& q_map, uint8_t* q_tile,
                              uint64_t* q_full, int token, int head0, int warp, int lane) {
   if (q_map.by_tma != 0) {
@@ -158,7 +161,13 @@ __device__ void issue_q_tile(const AttendParams& p, const QTileMap& q_map, uint8
       ptx::mbarrier_arrive_expect_tx(q_full, kBlocks * 64 * 128);
 #pragma unroll
       for (int kb = 0; kb < kBlocks; ++kb) {
-        ptx::tma_load_3d(q_tile + kb * 64 * 128, &q_map.map, 64 * kb, head0, token, q_full);
+        uint8_t* dst = q_tile + kb * 64 * 128;
+        if constexpr (kReadOnce) {
+          ptx::tma_load_3d_with_policy(dst, &q_map.map, 64 * kb, head0, token, q_full,
+                                       ptx::l2_evict_first_policy());
+        } else {
+          ptx::tma_load_3d(dst, &q_map.map, 64 * kb, head0, token, q_full);
+        }
       }
     } else {
       ptx::mbarrier_arrive(q_full);

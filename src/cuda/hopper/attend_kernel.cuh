@@ -139,7 +139,8 @@ class Producer {
   // first rows load together.
   __device__ void load_q(int token, int head0) {
     ptx::mbarrier_wait(s_.q_empty(), (item_ & 1) ^ 1);
-    issue_q_tile<C::CHUNKS>(p_, q_map_, s_.q, s_.q_full(), token, head0, warp_, lane_);
+    issue_q_tile<C::CHUNKS, /*kReadOnce=*/false>(p_, q_map_, s_.q, s_.q_full(), token, head0,
+                                                  warp_, lane_);
   }
 
   // The slot id of this lane's row of round k in step `step` of the range [lo, hi); -1 past hi.

@@ -138,7 +138,8 @@ class PairProducer {
     token_ = token;
     // Q loads without the producer waiting for it: the first rows' copies go out meanwhile.
     ptx::mbarrier_wait(s_.q_empty(), (item_ & 1) ^ 1);
-    issue_q_tile<C::CHUNKS>(p_, q_map_, s_.q(), s_.q_full(), token, head0, warp_, lane_);
+    issue_q_tile<C::CHUNKS, /*kReadOnce=*/true>(p_, q_map_, s_.q(), s_.q_full(), token, head0,
+                                                warp_, lane_);
     ++item_;
 
     const PairBlocks b(p_, token, lo, hi);

@@ -27,4 +27,18 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, i
                                   coords, bar);
 }
 
+// tma_load_3d with an L2 eviction policy (l2_policy.cuh) for the box's lines. CCCL's
+// cuda::ptx has no `.L2::cache_hint` form of the tensor copy, hence the asm.
+__device__ __forceinline__ void tma_load_3d_with_policy(void* dst, const CUtensorMap* map,
+                                                        int c0, int c1, int c2, uint64_t* bar,
+                                                        uint64_t policy) {
+  const uint32_t dst_u32 = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+  const uint32_t bar_u32 = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst_u32),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar_u32), "l"(policy)
+      : "memory");
+}
+
 }  // namespace smla::ptx
