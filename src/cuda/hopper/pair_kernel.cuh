@@ -59,7 +59,6 @@
 #include "cuda/ptx/grid_dependency.cuh"
 #include "cuda/ptx/mbarrier.cuh"
 #include "cuda/ptx/shared_load.cuh"
-#include "cuda/ptx/special_registers.cuh"
 #include "cuda/ptx/warpgroup.cuh"
 #include "cuda/ptx/wgmma.cuh"
 
@@ -315,14 +314,8 @@ class PairConsumer : OnlineSoftmaxRows {
 #pragma unroll 1
     for (int i = 0; i < pairs; ++i) pair_step(s, i + 1 < pairs);
     if (pairs == 0) ptx::mbarrier_arrive(s_.q_empty());  // no S to wait for
-    // With tables, the thread's row and lane recomputed here, not reloaded: ptxas spilled
-    // row0_ across the walk and its reload waited for L2 or DRAM (ptx::thread_index_x_now;
-    // perf-notes ledger, s57). Without, the recomputation adds spills to the pair loop.
-    const unsigned tid = kTables ? ptx::thread_index_x_now() : threadIdx.x;
-    const int lane = kTables ? static_cast<int>(tid % 32) : lane_;
-    const int row0 = kTables ? static_cast<int>((tid % 128) / 32 * 16 + lane / 4) : row0_;
-    write_item_results<false>(p_, s_.row_sum(), s_.tile_sink(), C::BAR_ID_RESULTS, c_, lane,
-                              row0, o_, top_, l_, token, head0, segment, item_);
+    write_item_results<false>(p_, s_.row_sum(), s_.tile_sink(), C::BAR_ID_RESULTS, c_, lane_,
+                              row0_, o_, top_, l_, token, head0, segment, item_);
     ++item_;
   }
 
