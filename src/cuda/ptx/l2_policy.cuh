@@ -3,7 +3,7 @@
 // tiles, each read by one item, took L2 lines from the KV rows later items gather (an
 // evict-first line is the first of its set to go; perf-notes ledger, s57). Not for the
 // outputs: evict-first out stores measured slower (same entry). Never evict-last: lines so
-// marked outlive other work, a benchmark's L2 flush included.
+// marked can outlive the call, even a benchmark's L2 flush.
 #pragma once
 
 #include <cstdint>
