@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cuda/ptx>
 
+#include "cuda/ptx/ldmatrix.cuh"  // smem_u32
+
 namespace smla::ptx {
 
 // Arrives once on `bar` (release) and raises the phase's expected transaction bytes by
@@ -32,12 +34,10 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, i
 __device__ __forceinline__ void tma_load_3d_with_policy(void* dst, const CUtensorMap* map,
                                                         int c0, int c1, int c2, uint64_t* bar,
                                                         uint64_t policy) {
-  const uint32_t dst_u32 = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
-  const uint32_t bar_u32 = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
   asm volatile(
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      ".L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst_u32),
-      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar_u32), "l"(policy)
+      ".L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(smem_u32(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar)), "l"(policy)
       : "memory");
 }
 
