@@ -7,8 +7,9 @@
 // where l is the row's softmax sum and M bounds |V| over the step's columns of n's half of d_v
 // (the half a consumer accumulates). d_j is known exactly where P is rounded (a difference of
 // neighbouring floats), so the bound uses the actual rounding, not the worst case 2^-8 p_j:
-// on random weights it is about a quarter of the worst case, which lets steps whose max |V|
-// is below about 0.65 (benchmark data, N(0,1)/10, peaks near 0.45) skip the second product.
+// over many random weights it is about a quarter of the worst case, but over a thread's 8 or
+// 16 weights of a step it varies widely, so on benchmark data (N(0,1)/10, max |V| near 0.45)
+// an item's first steps mostly take the second product (perf-notes.md, Findings s59).
 //
 // Each consumer thread keeps, for its columns of rows h over the item's steps, the running
 // sum of |d_j| M, rescaled with its share of l. While every thread's sum stays within
