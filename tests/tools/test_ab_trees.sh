@@ -2,10 +2,11 @@
 # tools/ab-trees in a scratch git repository: a NAME without a patch is REV as it is, a NAME
 # with one gets it applied, a NAME a+b gets both in turn (and stops when a part has no patch),
 # the output is the SMLA_SUITE_BASELINE value, a patch that does not apply stops it, and no
-# NAME exits 2. Then every patch of the project's tools/ab-patches must
-# apply to this checkout's sources: a pending experiment goes stale the day main changes the
-# lines it edits (refresh it then), and a landed one must leave the folder. Run by ctest
-# (tests/CMakeLists.txt).
+# NAME exits 2. Then tools/ab-patches-check in a second scratch repository: a pending patch
+# passes, also when only the working tree has it applied, or in a copy without git metadata; a
+# stale or landed one fails. Then every patch of the project's tools/ab-patches must be pending
+# in this checkout: an experiment goes stale the day main changes the lines it edits (refresh
+# it then), and a landed one must leave the folder. Run by ctest (tests/CMakeLists.txt).
 #
 # Usage: test_ab_trees.sh AB_TREES PROJECT_SOURCE_DIR
 set -u
@@ -45,13 +46,45 @@ expect_exit "a combination with a part that has no patch" 1 "$repo/tools/ab-tree
 expect_exit "a patch that does not apply" 1 "$repo/tools/ab-trees" HEAD stale
 expect_exit "no NAME" 2 "$repo/tools/ab-trees" HEAD
 
-for patch_file in "$project"/tools/ab-patches/*.patch; do
-  [ -e "$patch_file" ] || continue
-  if ! patch -d "$project" -p1 --dry-run --forward --quiet <"$patch_file" >/dev/null 2>&1; then
-    echo "FAIL: $(basename "$patch_file") no longer applies to $project: refresh it," \
-      "or remove it if it has landed"
-    failures=$((failures + 1))
-  fi
-done
+check=$(dirname "$ab_trees")/ab-patches-check
+pending=$dir/pending
+mkdir -p "$pending/tools/ab-patches" "$pending/src"
+printf 'one\n' >"$pending/src/value.txt"
+cp "$repo/tools/ab-patches/two.patch" "$repo/tools/ab-patches/stale.patch" \
+  "$pending/tools/ab-patches/"
+commit_pending() {
+  git -C "$pending" add -A
+  git -C "$pending" -c user.name=t -c user.email=t@t commit -q -m "$1"
+}
+git -C "$pending" init -q
+commit_pending scratch
+out=$("$check" "$pending" 2>&1)
+expect "a stale patch is named" '^FAIL: stale\.patch no longer applies' "$out"
+reject "a pending patch is not" 'two\.patch' "$out"
+expect_exit "a stale patch fails the check" 1 "$check" "$pending"
+rm "$pending/tools/ab-patches/stale.patch"
+commit_pending "stale removed"
+expect_exit "pending patches pass" 0 "$check" "$pending"
+printf 'two\n' >"$pending/src/value.txt"  # two.patch applied to the working tree only
+out=$("$check" "$pending" 2>&1)
+expect "applied to the working tree" '^note: two\.patch is applied to the working tree only' \
+  "$out"
+expect_exit "a patch applied to the working tree only passes" 0 "$check" "$pending"
+copy=$dir/copy
+mkdir -p "$copy"
+cp -r "$pending/src" "$pending/tools" "$copy/"
+expect "applied in a copy without git" '^note: two\.patch is applied to these sources' \
+  "$("$check" "$copy" 2>&1)"
+commit_pending "two landed"
+expect "a landed patch is named" '^FAIL: two\.patch is applied and the last commit holds it' \
+  "$("$check" "$pending" 2>&1)"
+expect_exit "a landed patch fails the check" 1 "$check" "$pending"
+expect_exit "no PROJECT_DIR" 2 "$check"
+
+out=$("$check" "$project" 2>&1) || {
+  echo "FAIL: some patch of $project/tools/ab-patches is stale or landed:"
+  echo "$out"
+  failures=$((failures + 1))
+}
 
 [ "$failures" -eq 0 ] && echo "PASS: ab-trees" || exit 1
