@@ -27,9 +27,13 @@ write_patch() {
 write_patch two one two
 write_patch three two three
 write_patch stale three four
+# commit_all REPO MESSAGE: commits everything in the scratch repository REPO.
+commit_all() {
+  git -C "$1" add -A
+  git -C "$1" -c user.name=t -c user.email=t@t commit -q -m "$2"
+}
 git -C "$repo" init -q
-git -C "$repo" add -A
-git -C "$repo" -c user.name=t -c user.email=t@t commit -q -m scratch
+commit_all "$repo" scratch
 
 out=$("$repo/tools/ab-trees" HEAD plain two 2>&1)
 expect "prints the baseline list" '^\.ab-base/plain:\.ab-base/two$' "$out"
@@ -52,18 +56,14 @@ mkdir -p "$pending/tools/ab-patches" "$pending/src"
 printf 'one\n' >"$pending/src/value.txt"
 cp "$repo/tools/ab-patches/two.patch" "$repo/tools/ab-patches/stale.patch" \
   "$pending/tools/ab-patches/"
-commit_pending() {
-  git -C "$pending" add -A
-  git -C "$pending" -c user.name=t -c user.email=t@t commit -q -m "$1"
-}
 git -C "$pending" init -q
-commit_pending scratch
+commit_all "$pending" scratch
 out=$("$check" "$pending" 2>&1)
 expect "a stale patch is named" '^FAIL: stale\.patch no longer applies' "$out"
 reject "a pending patch is not" 'two\.patch' "$out"
 expect_exit "a stale patch fails the check" 1 "$check" "$pending"
 rm "$pending/tools/ab-patches/stale.patch"
-commit_pending "stale removed"
+commit_all "$pending" "stale removed"
 expect_exit "pending patches pass" 0 "$check" "$pending"
 printf 'two\n' >"$pending/src/value.txt"  # two.patch applied to the working tree only
 out=$("$check" "$pending" 2>&1)
@@ -75,7 +75,7 @@ mkdir -p "$copy"
 cp -r "$pending/src" "$pending/tools" "$copy/"
 expect "applied in a copy without git" '^note: two\.patch is applied to these sources' \
   "$("$check" "$copy" 2>&1)"
-commit_pending "two landed"
+commit_all "$pending" "two landed"
 expect "a landed patch is named" '^FAIL: two\.patch is applied and the last commit holds it' \
   "$("$check" "$pending" 2>&1)"
 expect_exit "a landed patch fails the check" 1 "$check" "$pending"
