@@ -404,16 +404,18 @@ class PairConsumer : OnlineSoftmaxRows {
       err_own[h] = err_[0][h] + rounding[h] * v_bound[0];
       over |= !within_rounding_budget(err_own[h], l_[h]);
     }
-    if (ptx::named_barrier_any(C::BAR_ID_VOTE + c_, 128, over)) {
-      accumulate_residual_rs(s, c_);
-    } else {
+    // The rare residual of the own product waits for the step's end, where P's bf16
+    // registers are dead: taken here, beside them, it spilled seven registers around its
+    // branch on every step. Its half of the buffer is freed only after it.
+    const bool own_residual = ptx::named_barrier_any(C::BAR_ID_VOTE + c_, 128, over);
+    if (!own_residual) {
       err_[0][0] = err_own[0];
       err_[0][1] = err_own[1];
     }
     ptx::wgmma_wait<0>();
     ptx::wgmma_fence_operands(o_);
     ptx::wgmma_fence_operands(pa);
-    ptx::mbarrier_arrive(s_.free(c_, c_));
+    if (!own_residual) ptx::mbarrier_arrive(s_.free(c_, c_));
 
     // The pair's maxima: rescale l, the rounding sums and P to them, publish P, rescale O.
     // Consumer 1's published maxima are the pair's (they include consumer 0's), so only
@@ -462,6 +464,10 @@ class PairConsumer : OnlineSoftmaxRows {
       ptx::wgmma_fence_operands(o_);
       fixup(s, fix0, fix1);
     }
+    if (own_residual) {
+      accumulate_residual_rs(s, c_);
+      ptx::mbarrier_arrive(s_.free(c_, c_));
+    }
     // Consumer 0's last write into its P tile is done (the refill of half R waits for it
     // directly, not only through consumer 1).
     if (c_ == 0) ptx::mbarrier_arrive(s_.free(0, kHalfR));
@@ -497,12 +503,15 @@ class PairConsumer : OnlineSoftmaxRows {
     // One descriptor per operand, stepped by constants (ptx::desc_step).
     const uint64_t q_desc = ptx::sw128_desc(s_.q(), 0, 1024);
     const uint64_t k_desc = ptx::sw128_desc(s_.kv(c_), 0, 1024);
+    const uint32_t q_high = ptx::opaque_desc_high(q_desc, 0);
+    const uint32_t k_high = ptx::opaque_desc_high(k_desc, 1);
 #pragma unroll
     for (int kb = kb0; kb < kb1; ++kb) {
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         const int step = kb * C::BLOCK_BYTES + kk * 32;
-        ptx::wgmma_m64n64k16_ss(s, ptx::desc_step(q_desc, step), ptx::desc_step(k_desc, step),
+        ptx::wgmma_m64n64k16_ss(s, ptx::desc_step(q_desc, step, q_high),
+                                ptx::desc_step(k_desc, step, k_high),
                                 !(overwrite && kb == kb0 && kk == 0));
       }
     }
@@ -652,29 +661,31 @@ class PairConsumer : OnlineSoftmaxRows {
   }
 
   // O_half += P V over the 64 rows of buffer b: V = d blocks [4 c_, 4 c_ + 4), MN-major.
-  __device__ uint64_t v_desc(int b, int kk) const {
-    return ptx::sw128_desc(s_.kv(b) + c_ * C::V_HALF_BYTES + kk * 16 * 128, C::BLOCK_BYTES,
-                           1024);
+  __device__ uint64_t v_desc(int b) const {
+    return ptx::sw128_desc(s_.kv(b) + c_ * C::V_HALF_BYTES, C::BLOCK_BYTES, 1024);
   }
   __device__ void accumulate_rs(const uint32_t (&pa)[16], int b) {
-    const uint64_t v = v_desc(b, 0);
+    const uint64_t v = v_desc(b);
+    const uint32_t v_high = ptx::opaque_desc_high(v, 1);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       const uint32_t a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
-      ptx::wgmma_m64n256k16_rs_bt(o_, a, ptx::desc_step(v, kk * 16 * 128));
+      ptx::wgmma_m64n256k16_rs_bt(o_, a, ptx::desc_step(v, kk * 16 * 128, v_high));
     }
   }
-  // The rare residual product of this consumer's own half, one k16 slice at a time, each
-  // waited for: its A registers must live until the wgmma has read them, and four at a time
-  // fit beside O, P and its bf16 copy.
+  // The rare residual product of this consumer's own half (at the pair step's end), one k16
+  // slice at a time, each waited for: its A registers must live until the wgmma has read them,
+  // and four at a time fit beside O and P.
   __device__ void accumulate_residual_rs(const float (&s)[32], int b) {
+    const uint64_t v = v_desc(b);
+    const uint32_t v_high = ptx::opaque_desc_high(v, 1);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       uint32_t a[4];
 #pragma unroll
       for (int r = 0; r < 4; ++r) a[r] = residual_bf16x2(s, 4 * kk + r);
       ptx::wgmma_fence();
-      ptx::wgmma_m64n256k16_rs_bt(o_, a, v_desc(b, kk));
+      ptx::wgmma_m64n256k16_rs_bt(o_, a, ptx::desc_step(v, kk * 16 * 128, v_high));
       ptx::wgmma_commit();
       ptx::wgmma_wait<0>();
       ptx::wgmma_fence_operands(a);
@@ -682,11 +693,13 @@ class PairConsumer : OnlineSoftmaxRows {
   }
   __device__ void accumulate_ss(const uint8_t* p_tile, int b) {
     const uint64_t p = ptx::sw128_desc(p_tile, 0, 1024);
-    const uint64_t v = v_desc(b, 0);
+    const uint64_t v = v_desc(b);
+    const uint32_t p_high = ptx::opaque_desc_high(p, 0);
+    const uint32_t v_high = ptx::opaque_desc_high(v, 1);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
-      ptx::wgmma_m64n256k16_ss_bt(o_, ptx::desc_step(p, kk * 32),
-                                  ptx::desc_step(v, kk * 16 * 128), true);
+      ptx::wgmma_m64n256k16_ss_bt(o_, ptx::desc_step(p, kk * 32, p_high),
+                                  ptx::desc_step(v, kk * 16 * 128, v_high), true);
     }
   }
 

@@ -41,9 +41,25 @@ __device__ __forceinline__ uint64_t sw128_desc(const void* smem, uint32_t lbo_by
 // low 14-bit field in 16-byte units, and every shared-memory address fits it, so the step is
 // one 32-bit add of a constant to the low word (no carry can reach the high word, and no
 // field arithmetic per wgmma).
-__device__ __forceinline__ uint64_t desc_step(uint64_t desc, int bytes) {
+// `high` is the high word of the result: desc's own, or opaque_desc_high's copy of it.
+__device__ __forceinline__ uint64_t desc_step(uint64_t desc, int bytes, uint32_t high) {
   const uint32_t lo = static_cast<uint32_t>(desc) + static_cast<uint32_t>(bytes >> 4);
-  return (desc & 0xFFFFFFFF00000000ull) | lo;
+  return (uint64_t{high} << 32) | lo;
+}
+__device__ __forceinline__ uint64_t desc_step(uint64_t desc, int bytes) {
+  return desc_step(desc, bytes, static_cast<uint32_t>(desc >> 32));
+}
+
+// desc's high word (sbo and swizzle mode, one constant for every descriptor smla builds) as a
+// value ptxas cannot fold, for desc_step: a constant high word is written into each wgmma's
+// operand registers again before every wgmma (a UMOV per descriptor), a value stays in them.
+// It is ORed with the dynamic shared-memory size shifted past its range (under 2^30 bytes, so
+// 0). `operand` (0 for A, 1 for B) makes the two words distinct values: a wgmma's A and B
+// descriptors sit in one register quad, and one value would be copied into both slots.
+__device__ __forceinline__ uint32_t opaque_desc_high(uint64_t desc, int operand) {
+  uint32_t smem_bytes;
+  asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(smem_bytes));
+  return static_cast<uint32_t>(desc >> 32) | (smem_bytes >> (30 + operand));
 }
 
 // The descriptor, unknown to the compiler from here on (ptx::opaque on its address word):
