@@ -362,7 +362,12 @@ class PairConsumer : OnlineSoftmaxRows {
     // not for its softmax (waiting for all of consumer 0's softmax, as FlashMLA's consumers
     // do, was 0-10% slower on the prefill rows, perf-log.md).
     float mx[2];
-    mask_and_row_max<8>(s, s_.row_words() + c_ * 64, lane_, p_.scale_log2, mx);
+    const uint32_t* words = s_.row_words() + c_ * 64;
+    if (block_all_valid()) {
+      mask_and_row_max<8>(s, words, lane_, p_.scale_log2, mx, /*all_valid=*/true);
+    } else {
+      mask_and_row_max<8>(s, words, lane_, p_.scale_log2, mx);
+    }
     float m_old[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) m_old[h] = reference_max(top_[h]);
@@ -633,6 +638,13 @@ class PairConsumer : OnlineSoftmaxRows {
   template <class Fragment>
   __device__ void store_p_tile(Fragment&& fragment) const {
     hopper::store_p_tile(s_.p(c_), row0_, lane_, fragment);
+  }
+  // Whether every entry of this consumer's block is valid, from its 64 row words, two a lane:
+  // the usual case, where S needs no mask (a warp vote, so the branch on it is warp-uniform
+  // to ptxas; it saves each lane a load, a test and two selects per column of the step).
+  __device__ bool block_all_valid() const {
+    const uint32_t* words = s_.row_words() + c_ * 64 + 2 * lane_;
+    return __all_sync(0xffffffffu, (words[0] & words[1] & kValidRow) != 0);
   }
   __device__ bool any_flag(int c) const {
     const uint4 f = ptx::ld_shared_u4(s_.flags() + 4 * c);

@@ -76,16 +76,18 @@ __device__ __forceinline__ void store_p_tile(uint8_t* p_tile, int row0, int lane
 
 // Scales S (J blocks of 8 columns) to the exp2 domain, -inf where valid[column] is 0 (valid
 // points at the fragment's column 0: bytes, or the block-pair kernel's row words), and
-// returns each row's maximum over all four lanes of its quad.
+// returns each row's maximum over all four lanes of its quad. With `all_valid` (a constant
+// where the caller branches on it) nothing is masked and `valid` is not read.
 template <int J, class Flag>
 __device__ __forceinline__ void mask_and_row_max(float (&s)[4 * J], const Flag* valid,
-                                                 int lane, float scale_log2, float (&mx)[2]) {
+                                                 int lane, float scale_log2, float (&mx)[2],
+                                                 bool all_valid = false) {
   mx[0] = mx[1] = -INFINITY;
 #pragma unroll
   for (int j = 0; j < J; ++j) {
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
-      const bool ok = valid[8 * j + 2 * (lane % 4) + e] != 0;
+      const bool ok = all_valid || valid[8 * j + 2 * (lane % 4) + e] != 0;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         float& v = s[4 * j + 2 * h + e];
