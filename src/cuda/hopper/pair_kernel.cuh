@@ -575,14 +575,14 @@ class PairConsumer : OnlineSoftmaxRows {
                                float (&rounding)[2]) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const bool none = m[h] == -INFINITY;
+      const float offset = exp2_offset(m[h]);
       float sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           float& v = s[4 * j + 2 * h + e];
-          v = none ? 0.0f : ptx::ex2_approx(v - m[h]);
+          v = ptx::ex2_approx(v - offset);
           sum += v;
         }
       }

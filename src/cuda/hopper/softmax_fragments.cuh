@@ -142,6 +142,15 @@ __device__ __forceinline__ uint32_t max_abs_bf16_bits(const uint8_t* first) {
 // each rescaling multiplies by a power of two. -inf (nothing valid yet) stays -inf.
 __device__ __forceinline__ float reference_max(float top) { return ceilf(top); }
 
+// What a row's P = exp2(s - m) subtracts: m, or 0 while the row has seen nothing valid (m =
+// -inf), where every s is -inf too and exp2(-inf) is 0. One select per row: a select per
+// element (`none ? 0 : exp2(s - m)`) made ptxas write each zero by an instruction of its own
+// beside a predicated MUFU, 32 a block-pair step. The block-pair kernel uses it (the prefill
+// rows ~1% faster); the decode kernels keep the select per element: without it, 16
+// instructions fewer a step, their fp8_v32 h_q = 128 top-k 16384 row was 1.6-1.8% slower in
+// two rounds (perf-notes ledger s63).
+__device__ __forceinline__ float exp2_offset(float m) { return m == -INFINITY ? 0.0f : m; }
+
 // A consumer thread's online-softmax state over one work item: its O fragment (m64n256: its
 // consumer's 256 columns of d_v), the largest scores of its two rows (exp2 domain; O, l and the
 // rounding sums are relative to their reference_max, derived where needed rather than kept:
