@@ -362,7 +362,7 @@ class PairConsumer : OnlineSoftmaxRows {
     // not for its softmax (waiting for all of consumer 0's softmax, as FlashMLA's consumers
     // do, was 0-10% slower on the prefill rows, perf-log.md).
     float mx[2];
-    const uint32_t* words = s_.row_words() + c_ * 64;
+    const uint32_t* words = own_row_words();
     if (block_all_valid()) {
       mask_and_row_max<8>(s, words, lane_, p_.scale_log2, mx, /*all_valid=*/true);
     } else {
@@ -532,7 +532,7 @@ class PairConsumer : OnlineSoftmaxRows {
   __device__ void scan_v() {
     const int t = static_cast<int>(threadIdx.x % 128);
     if constexpr (kTables) {
-      const uint32_t* words = s_.row_words() + c_ * 64;
+      const uint32_t* words = own_row_words();
       const uint32_t a = words[lane_], b = words[lane_ + 32];
       const uint32_t lo = __reduce_max_sync(0xffffffffu, max(a & kBoundBitsL, b & kBoundBitsL));
       const uint32_t hi = __reduce_max_sync(0xffffffffu, max(a & kBoundBitsR, b & kBoundBitsR));
@@ -643,9 +643,11 @@ class PairConsumer : OnlineSoftmaxRows {
   // the usual case, where S needs no mask (a warp vote, so the branch on it is warp-uniform
   // to ptxas; it saves each lane a load, a test and two selects per column of the step).
   __device__ bool block_all_valid() const {
-    const uint32_t* words = s_.row_words() + c_ * 64 + 2 * lane_;
+    const uint32_t* words = own_row_words() + 2 * lane_;
     return __all_sync(0xffffffffu, (words[0] & words[1] & kValidRow) != 0);
   }
+  // The row words of this consumer's block (its 64 rows' validity and V bounds).
+  __device__ const uint32_t* own_row_words() const { return s_.row_words() + c_ * 64; }
   __device__ bool any_flag(int c) const {
     const uint4 f = ptx::ld_shared_u4(s_.flags() + 4 * c);
     return (f.x | f.y | f.z | f.w) != 0;
