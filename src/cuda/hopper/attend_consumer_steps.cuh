@@ -88,9 +88,9 @@ __device__ __forceinline__ void issue_pv_rs(float (&o)[128], const uint32_t (&pa
   ptx::wgmma_commit();
 }
 
-// bf16x2 words of P (or of its residual p - bf16(p)) into the shared P tile: this thread's J
-// 8-column blocks of an accumulator fragment (words[2 j + h]: rows row0 + 8 h, block j), from
-// tile column col0 on.
+// bf16x2 words of P (or of its residual p - bf16(p)) into the shared P tile by 4-byte stores
+// (the kernels without C::P_BY_STMATRIX): this thread's J 8-column blocks of an accumulator
+// fragment (words[2 j + h]: rows row0 + 8 h, block j), from tile column col0 on.
 template <int J>
 __device__ __forceinline__ void store_p_words(uint8_t* p_tile, const uint32_t (&words)[2 * J],
                                               int col0, int lane, int row0) {

@@ -637,7 +637,7 @@ class PairConsumer : OnlineSoftmaxRows {
   // 2), columns 8 (i / 2) + 2 (lane % 4) + {0, 1}) into this consumer's swizzled P buffer.
   template <class Fragment>
   __device__ void store_p_tile(Fragment&& fragment) const {
-    hopper::store_p_tile(s_.p(c_), row0_, lane_, fragment);
+    store_p_blocks<8>(s_.p(c_), 0, row0_, lane_, fragment);
   }
   // Whether every entry of this consumer's block is valid, from its 64 row words, two a lane:
   // the usual case, where S needs no mask (a warp vote, so the branch on it is warp-uniform

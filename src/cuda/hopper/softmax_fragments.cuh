@@ -13,6 +13,7 @@
 #include "cuda/ptx/fast_math.cuh"
 #include "cuda/ptx/ldmatrix.cuh"  // smem_u32
 #include "cuda/ptx/shared_load.cuh"
+#include "cuda/ptx/stmatrix.cuh"
 
 namespace smla::hopper {
 
@@ -57,20 +58,29 @@ __device__ __forceinline__ void round_p_bf16x2(const float (&p)[4 * J], uint32_t
   }
 }
 
-// Stores the 16 bf16x2 fragments of a 64-column P into a swizzled [64][64] bf16 tile:
-// fragment(i) holds an m64n64 fragment's registers 2i and 2i + 1, row row0 + 8 (i % 2),
-// columns 8 (i / 2) + 2 (lane % 4) + {0, 1}. Row r's 8-column group j sits at chunk j ^ (r % 8),
-// and rows row0 and row0 + 8 share r % 8. The base address and the swizzle phase are made
-// here and opaque to the compiler: hoisted out of a step loop, ptxas spilled them and
+// Stores J 8-column blocks of P as bf16x2 fragments into a swizzled [64][64] bf16 tile
+// (128-byte aligned), from block block0 on (a multiple of J, J a power of two):
+// fragment(2 j + h) is this thread's pair of row row0 + 8 h, columns 8 (block0 + j) +
+// 2 (lane % 4) + {0, 1}, an accumulator fragment's registers 4 j + 2 h and 4 j + 2 h + 1.
+// Row r's 8-column group g sits at chunk g ^ (r % 8). One stmatrix per two blocks stores the
+// warp's four 8x8 matrices of them (both row halves), where 4-byte stores took 16
+// instructions for 8 blocks and an address each. The lane's first address is made here and
+// opaque to the compiler: hoisted out of a step loop, ptxas spilled such addresses and
 // reloaded them right before the stores.
-template <class Fragment>
-__device__ __forceinline__ void store_p_tile(uint8_t* p_tile, int row0, int lane,
-                                             Fragment&& fragment) {
-  const uint32_t base = ptx::opaque(ptx::smem_u32(p_tile) + row0 * 128 + 4 * (lane % 4));
-  const uint32_t phase = ptx::opaque(row0 % 8);
+template <int J, class Fragment>
+__device__ __forceinline__ void store_p_blocks(uint8_t* p_tile, int block0, int row0, int lane,
+                                               Fragment&& fragment) {
+  static_assert(J >= 2 && (J & (J - 1)) == 0, "one stmatrix stores two 8-column blocks");
+  // Lane l addresses row r = l % 8 of matrix l / 8: row half (l / 8) % 2 of block
+  // block0 + 2 k + l / 16, at chunk (block0 + 2 k + l / 16) ^ r = block0 ^ 2 k ^ (l / 16) ^ r
+  // (the three terms share no bits), so the k-th address is the first one ^ 32 k.
+  const int row = row0 - lane / 4 + 8 * ((lane / 8) % 2) + lane % 8;
+  const int chunk0 = block0 ^ (lane / 16) ^ (lane % 8);
+  const uint32_t addr0 = ptx::opaque(ptx::smem_u32(p_tile) + row * 128 + chunk0 * 16);
 #pragma unroll
-  for (int i = 0; i < 16; ++i) {
-    ptx::st_shared_u32(base + (i % 2) * 8 * 128 + (((i / 2) ^ phase) << 4), fragment(i));
+  for (int k = 0; k < J / 2; ++k) {
+    ptx::stmatrix_x4(addr0 ^ (32 * k), fragment(4 * k), fragment(4 * k + 1),
+                     fragment(4 * k + 2), fragment(4 * k + 3));
   }
 }
 

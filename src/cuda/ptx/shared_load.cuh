@@ -19,11 +19,6 @@ __device__ __forceinline__ uint4 ld_shared_u4(const void* p) {
   return v;
 }
 
-// st.shared.u32 at a shared-space address (as from smem_u32).
-__device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
-  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-}
-
 // The value, unknown to the compiler from here on: an address computed where it is used
 // instead of hoisted out of a loop, where a kernel near its register limit would spill it.
 __device__ __forceinline__ uint32_t opaque(uint32_t v) {
