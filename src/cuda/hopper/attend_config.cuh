@@ -57,8 +57,9 @@ struct HopperConfig {
   // P into its shared tile by stmatrix (store_p_blocks) rather than 4-byte stores, where it
   // measured faster (perf-notes ledger, s64): the V3.2 decode rows 1-3% faster; the fp8_ds_mla
   // kernel's rows 3-9% slower with it though its step loop lost 72 instructions and its
-  // spills. int8_ds_mla, which no bench row measures, goes with the kernels whose producer
-  // bounds |V|, as for the partials' stores.
+  // spills (ptxas then keeps fewer of the consumers' |V| scan loads in flight: perf-notes
+  // Findings s64). int8_ds_mla, which no bench row measures, goes with the kernels whose
+  // producer bounds |V|, as for the partials' stores.
   static constexpr bool P_BY_STMATRIX = SCALE_BOUNDS;
 
   // Shared memory, bytes from a 1024-aligned base (the swizzle phase is address bits 7-9).
