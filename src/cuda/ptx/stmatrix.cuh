@@ -13,9 +13,9 @@ namespace smla::ptx {
 // shared-space address, as from smem_u32) is this lane's row of matrix lane / 8.
 __device__ __forceinline__ void stmatrix_x4(uint32_t row_addr, uint32_t r0, uint32_t r1,
                                             uint32_t r2, uint32_t r3) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
-                   row_addr),
-               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
+               :
+               : "r"(row_addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
                : "memory");
 }
 
