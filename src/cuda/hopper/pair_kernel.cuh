@@ -363,7 +363,7 @@ class PairConsumer : OnlineSoftmaxRows {
     // do, was 0-10% slower on the prefill rows, perf-log.md).
     float mx[2];
     const uint32_t* words = own_row_words();
-    if (block_all_valid()) {
+    if (all_valid_) {
       mask_and_row_max<8>(s, words, lane_, p_.scale_log2, mx, /*all_valid=*/true);
     } else {
       mask_and_row_max<8>(s, words, lane_, p_.scale_log2, mx);
@@ -528,7 +528,9 @@ class PairConsumer : OnlineSoftmaxRows {
   // result in v_bits_, so the bound is in registers when the pair needs it, not behind the
   // maxima's barrier and eight shared-memory loads. Otherwise by scanning V, per warp:
   // consecutive 16-byte chunks over the 128 threads (no bank conflicts), the first 16 of a
-  // thread's chunks in half L, the rest in half R.
+  // thread's chunks in half L, the rest in half R. It also takes the block's all-valid vote
+  // for the mask (all_valid_; with tables from the same two words): while S runs, not on the
+  // stretch from S's completion to P (the prefill rows 0.5-0.8% faster, perf-notes s65).
   __device__ void scan_v() {
     const int t = static_cast<int>(threadIdx.x % 128);
     if constexpr (kTables) {
@@ -537,8 +539,10 @@ class PairConsumer : OnlineSoftmaxRows {
       const uint32_t lo = __reduce_max_sync(0xffffffffu, max(a & kBoundBitsL, b & kBoundBitsL));
       const uint32_t hi = __reduce_max_sync(0xffffffffu, max(a & kBoundBitsR, b & kBoundBitsR));
       v_bits_ = lo | hi;  // half L's bits low, half R's high, as in a table word
+      all_valid_ = __all_sync(0xffffffffu, (a & b & kValidRow) != 0);
       return;
     }
+    all_valid_ = block_all_valid();
     constexpr int kChunks = C::V_HALF_BYTES / 16 / 128;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
@@ -728,6 +732,7 @@ class PairConsumer : OnlineSoftmaxRows {
   int pair_ = 0;
   int item_ = 0;
   uint32_t v_bits_ = 0;  // with tables: scan_v's fold of the block's words (both halves)
+  bool all_valid_ = false;  // scan_v's block_all_valid(), voted while S runs
 };
 
 template <int D, bool kTables>
