@@ -14,6 +14,7 @@
 #include "cuda/ptx/ldmatrix.cuh"  // smem_u32
 #include "cuda/ptx/shared_load.cuh"
 #include "cuda/ptx/stmatrix.cuh"
+#include "cuda/ptx/wgmma.cuh"  // sw128_offset
 
 namespace smla::hopper {
 
@@ -75,8 +76,8 @@ __device__ __forceinline__ void store_p_blocks(uint8_t* p_tile, int block0, int 
   // block0 + 2 k + l / 16, at chunk (block0 + 2 k + l / 16) ^ r = block0 ^ 2 k ^ (l / 16) ^ r
   // (the three terms share no bits), so the k-th address is the first one ^ 32 k.
   const int row = row0 - lane / 4 + 8 * ((lane / 8) % 2) + lane % 8;
-  const int chunk0 = block0 ^ (lane / 16) ^ (lane % 8);
-  const uint32_t addr0 = ptx::opaque(ptx::smem_u32(p_tile) + row * 128 + chunk0 * 16);
+  const uint32_t addr0 =
+      ptx::opaque(ptx::smem_u32(p_tile) + ptx::sw128_offset(row, 8 * (block0 + lane / 16)));
 #pragma unroll
   for (int k = 0; k < J / 2; ++k) {
     ptx::stmatrix_x4(addr0 ^ (32 * k), fragment(4 * k), fragment(4 * k + 1),
