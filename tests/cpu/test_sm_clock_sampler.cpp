@@ -1,0 +1,69 @@
+// The SM clock sampler of `smla bench` (tools/smla/sm_clock_sampler.cpp) on a stand-in NVML
+// (tests/fakes/fake_nvml.cpp) and without one: what it reads, and that it says why it cannot.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "sm_clock_sampler.hpp"
+
+namespace smla::cli {
+namespace {
+
+constexpr const char* kFakeBusId = "0000:01:00.0";
+
+TEST(SmClockSampler, ReadsTheClockAndItsReasonsWhileRunning) {
+  SmClockSampler sampler(kFakeBusId, SMLA_FAKE_NVML_PATH);
+  ASSERT_TRUE(sampler.available()) << sampler.why_unavailable();
+  EXPECT_EQ(sampler.why_unavailable(), "");
+  sampler.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const SmClockStats stats = sampler.stop();
+  // The stand-in alternates 1500 and 1980 MHz, and reports SwPowerCap with 1500.
+  ASSERT_GE(stats.samples, 2);
+  EXPECT_EQ(stats.min_mhz, 1500u);
+  EXPECT_EQ(stats.max_mhz, 1980u);
+  EXPECT_GT(stats.mean_mhz, 1500.0);
+  EXPECT_LT(stats.mean_mhz, 1980.0);
+  EXPECT_EQ(stats.reasons, 0x4ull);
+}
+
+TEST(SmClockSampler, EachSpanStartsAfresh) {
+  SmClockSampler sampler(kFakeBusId, SMLA_FAKE_NVML_PATH);
+  ASSERT_TRUE(sampler.available());
+  sampler.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const int first = sampler.stop().samples;
+  // A span however short has one sample; what the first span saw is not carried over.
+  sampler.start();
+  const SmClockStats second = sampler.stop();
+  EXPECT_GE(first, 2);
+  EXPECT_GE(second.samples, 1);
+  EXPECT_LT(second.samples, first);
+  // Without a running span there is nothing to stop.
+  EXPECT_FALSE(sampler.stop().measured());
+}
+
+TEST(SmClockSampler, UnavailableWithoutTheLibraryOrTheDevice) {
+  SmClockSampler no_library(kFakeBusId, "libsmla-no-such-nvml.so");
+  EXPECT_FALSE(no_library.available());
+  EXPECT_EQ(no_library.why_unavailable(), "cannot load libsmla-no-such-nvml.so");
+  no_library.start();  // samples nothing, and says so
+  EXPECT_FALSE(no_library.stop().measured());
+
+  SmClockSampler other_device("0000:02:00.0", SMLA_FAKE_NVML_PATH);
+  EXPECT_FALSE(other_device.available());
+  EXPECT_NE(other_device.why_unavailable().find("0000:02:00.0"), std::string::npos)
+      << other_device.why_unavailable();
+}
+
+TEST(SmClockSampler, NamesTheReasonBits) {
+  EXPECT_EQ(clock_event_reason_names(0), "none");
+  EXPECT_EQ(clock_event_reason_names(0x4), "SwPowerCap");
+  EXPECT_EQ(clock_event_reason_names(0x4 | 0x1 | 0x40), "Idle,SwPowerCap,HwThermal");
+  EXPECT_EQ(clock_event_reason_names(0x8 | 0x10000), "HwSlowdown,0x10000");
+}
+
+}  // namespace
+}  // namespace smla::cli

@@ -1,0 +1,45 @@
+// A stand-in for the driver's NVML (libnvidia-ml.so.1) with the functions
+// tools/smla/sm_clock_sampler.cpp uses, so that the sampler is tested on machines without a
+// GPU (tests/cpu/test_sm_clock_sampler.cpp): one device, at PCI bus id 0000:01:00.0, whose SM
+// clock alternates between 1500 and 1980 MHz from one read to the next, with SwPowerCap (0x4)
+// set in its clock event reasons while it reads 1500.
+#include <cstring>
+
+namespace {
+
+struct Device {
+  int clock_reads = 0;
+} device;
+
+constexpr int kSuccess = 0;
+constexpr int kInvalidArgument = 2;
+constexpr int kNotFound = 6;
+constexpr int kClockSm = 1;
+
+}  // namespace
+
+extern "C" {
+
+int nvmlInit_v2() { return kSuccess; }
+int nvmlShutdown() { return kSuccess; }
+
+int nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, Device** handle) {
+  if (std::strcmp(bus_id, "0000:01:00.0") != 0) return kNotFound;
+  *handle = &device;
+  return kSuccess;
+}
+
+int nvmlDeviceGetClockInfo(Device* handle, int type, unsigned* mhz) {
+  if (handle != &device || type != kClockSm) return kInvalidArgument;
+  *mhz = device.clock_reads++ % 2 == 0 ? 1500 : 1980;
+  return kSuccess;
+}
+
+int nvmlDeviceGetCurrentClocksEventReasons(Device* handle, unsigned long long* reasons) {
+  if (handle != &device) return kInvalidArgument;
+  // The reasons are read right after the clock: the last read was 1500 when the count is odd.
+  *reasons = device.clock_reads % 2 == 1 ? 0x4 : 0;
+  return kSuccess;
+}
+
+}  // extern "C"

@@ -1,0 +1,144 @@
+#include "sm_clock_sampler.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+namespace smla::cli {
+
+namespace {
+
+// NVML's C ABI, the part used here (nvml.h, which the CUDA toolkit does not always ship):
+// every call returns 0 on success; a device handle is an opaque pointer.
+using NvmlReturn = int;
+using NvmlDevice = struct NvmlDeviceOpaque*;
+constexpr NvmlReturn kNvmlSuccess = 0;
+constexpr int kNvmlClockSm = 1;  // nvmlClockType_t NVML_CLOCK_SM
+
+// The names tools/gpu-clocks-summary gives the same bits, lowest first.
+constexpr struct {
+  unsigned long long bit;
+  const char* name;
+} kReasons[] = {
+    {0x1, "Idle"},       {0x2, "AppClocks"},  {0x4, "SwPowerCap"},
+    {0x8, "HwSlowdown"}, {0x10, "SyncBoost"}, {0x20, "SwThermal"},
+    {0x40, "HwThermal"}, {0x80, "HwPowerBrake"}, {0x100, "DisplayClocks"},
+};
+
+constexpr auto kInterval = std::chrono::milliseconds(1);
+
+}  // namespace
+
+std::string clock_event_reason_names(unsigned long long reasons) {
+  if (reasons == 0) return "none";
+  std::string names;
+  const auto append = [&](const char* name) {
+    if (!names.empty()) names += ',';
+    names += name;
+  };
+  for (const auto& reason : kReasons) {
+    if ((reasons & reason.bit) == 0) continue;
+    append(reason.name);
+    reasons &= ~reason.bit;
+  }
+  if (reasons != 0) {
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "0x%llx", reasons);
+    append(hex);
+  }
+  return names;
+}
+
+struct SmClockSampler::Nvml {
+  void* library = nullptr;
+  NvmlReturn (*shutdown)() = nullptr;
+  NvmlReturn (*clock_info)(NvmlDevice, int, unsigned*) = nullptr;
+  NvmlReturn (*event_reasons)(NvmlDevice, unsigned long long*) = nullptr;  // may be absent
+  NvmlDevice device = nullptr;
+
+  ~Nvml() {
+    if (shutdown != nullptr) shutdown();
+    if (library != nullptr) dlclose(library);
+  }
+  template <class F>
+  bool resolve(F*& f, const char* name) {
+    f = reinterpret_cast<F*>(dlsym(library, name));
+    return f != nullptr;
+  }
+};
+
+SmClockSampler::SmClockSampler(const std::string& pci_bus_id, const char* library) {
+  auto nvml = std::make_unique<Nvml>();
+  nvml->library = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  if (nvml->library == nullptr) {
+    why_unavailable_ = std::string("cannot load ") + library;
+    return;
+  }
+  NvmlReturn (*init)() = nullptr;
+  NvmlReturn (*by_bus_id)(const char*, NvmlDevice*) = nullptr;
+  if (!nvml->resolve(init, "nvmlInit_v2") ||
+      !nvml->resolve(by_bus_id, "nvmlDeviceGetHandleByPciBusId_v2") ||
+      !nvml->resolve(nvml->clock_info, "nvmlDeviceGetClockInfo")) {
+    why_unavailable_ = std::string(library) + " lacks the functions the sampler uses";
+    return;
+  }
+  if (init() != kNvmlSuccess) {
+    why_unavailable_ = "nvmlInit failed";
+    return;
+  }
+  nvml->resolve(nvml->shutdown, "nvmlShutdown");
+  // Drivers since R535 name them event reasons; older ones only throttle reasons.
+  if (!nvml->resolve(nvml->event_reasons, "nvmlDeviceGetCurrentClocksEventReasons")) {
+    nvml->resolve(nvml->event_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  }
+  unsigned mhz = 0;
+  if (by_bus_id(pci_bus_id.c_str(), &nvml->device) != kNvmlSuccess ||
+      nvml->clock_info(nvml->device, kNvmlClockSm, &mhz) != kNvmlSuccess) {
+    why_unavailable_ = "NVML does not read the SM clock of the device at " + pci_bus_id;
+    return;
+  }
+  nvml_ = std::move(nvml);
+}
+
+SmClockSampler::~SmClockSampler() {
+  if (thread_.joinable()) stop();
+}
+
+void SmClockSampler::start() {
+  if (!available() || thread_.joinable()) return;
+  stats_ = SmClockStats{};
+  mhz_sum_ = 0;
+  running_ = true;
+  thread_ = std::thread([this] {
+    do {
+      sample();
+      std::this_thread::sleep_for(kInterval);
+    } while (running_);
+  });
+}
+
+SmClockStats SmClockSampler::stop() {
+  if (!thread_.joinable()) return SmClockStats{};
+  running_ = false;
+  thread_.join();
+  if (stats_.samples > 0) stats_.mean_mhz = mhz_sum_ / stats_.samples;
+  return stats_;
+}
+
+void SmClockSampler::sample() {
+  unsigned mhz = 0;
+  if (nvml_->clock_info(nvml_->device, kNvmlClockSm, &mhz) != kNvmlSuccess) return;
+  stats_.min_mhz = stats_.samples == 0 ? mhz : std::min(stats_.min_mhz, mhz);
+  stats_.max_mhz = std::max(stats_.max_mhz, mhz);
+  mhz_sum_ += mhz;
+  ++stats_.samples;
+  unsigned long long reasons = 0;
+  if (nvml_->event_reasons != nullptr &&
+      nvml_->event_reasons(nvml_->device, &reasons) == kNvmlSuccess) {
+    stats_.reasons |= reasons;
+  }
+}
+
+}  // namespace smla::cli
