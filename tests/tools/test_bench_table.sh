@@ -2,8 +2,8 @@
 # tools/bench-table on two hand-written `smla bench` logs: rows joined by shape across the
 # logs, "-" for a row one log lacks, FAIL and "not run" instead of a ratio, the geometric
 # mean over the passing rows only (all, prefill, decode), the count of rows whose outputs
-# digests differ, the host seconds line, and exit code 2 for a bad argument. Run by ctest
-# (tests/CMakeLists.txt).
+# digests differ, the host seconds line, the SM clocks table where a log has `sm-clock` lines,
+# and exit code 2 for a bad argument. Run by ctest (tests/CMakeLists.txt).
 #
 # Usage: test_bench_table.sh BENCH_TABLE
 set -u
@@ -20,6 +20,9 @@ prefill  T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192  bf16/64  hopper  7000.0  1
 decode   b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink  fp8_v32/64  hopper  10.0  1.0  1.0  1  5%  3%  20.0  2.00  pass (4 tokens, outputs 00000001)
 decode   b=64 s_q=2 h_q=40 d_qk=576 topk=2048 s_kv=32768 sink  fp8_v32/64  hopper  -  -  -  -  -  -  185.6  -  not run: the Hopper path does not cover h_q=40
 host wall time: data and warm-up 31.5 s, checks 4.2 s, timed runs 1.7 s
+SM clock in each row's timed runs (NVML every 1 ms): samples, min / mean / max MHz, clock event reasons
+sm-clock | prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 | 40 | 1695 / 1912 / 1980 | SwPowerCap
+sm-clock | decode b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink | 3 | 1980 / 1980 / 1980 | Idle,SwPowerCap
 EOF
 cat >"$dir/b.log" <<EOF
 $header
@@ -47,6 +50,17 @@ expect "outputs digests of one log twice" '^outputs digests unlike column 1 +- +
   "$same"
 # The second log predates the host-time line.
 expect "host seconds" '^host s: data / checks / timed runs +31\.5 / 4\.2 / 1\.7 +- *$' "$out"
+
+# The SM clocks: the first log's rows; the second log has none (an older bench).
+expect "clock heading" '^row \(SM MHz in the timed runs: mean \(min\)\) +new +old *$' "$out"
+expect "a row's clocks" '^prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 +1912 \(1695\) +- *$' \
+  "$out"
+expect "clock reasons, each once" '^clock event reasons seen +SwPowerCap,Idle +- *$' "$out"
+plain=$("$table" old="$dir/b.log")
+if grep -q 'SM MHz' <<<"$plain"; then
+  echo "FAIL: a clock table without clock lines"
+  failures=$((failures + 1))
+fi
 
 expect_exit "an unreadable log" 2 "$table" new="$dir/missing.log"
 expect_exit "no arguments" 2 "$table"

@@ -23,6 +23,25 @@ std::string check_text(const BenchRow& row) {
          (row.check.passed ? ")" : "");
 }
 
+// One line per timed GPU row, `sm-clock | KIND SHAPE | SAMPLES | MIN / MEAN / MAX | REASONS`
+// (tools/bench-table reads them by the row's kind and shape, as in the table).
+void print_sm_clocks(const BenchReport& report) {
+  if (!report.sm_clock_unavailable.empty()) {
+    std::printf("SM clock: not sampled (%s)\n", report.sm_clock_unavailable.c_str());
+    return;
+  }
+  std::printf(
+      "SM clock in each row's timed runs (NVML every 1 ms): samples, min / mean / max MHz, "
+      "clock event reasons\n");
+  for (const BenchRow& row : report.rows) {
+    const SmClockStats& c = row.sm_clock;
+    if (!row.timed() || !c.measured()) continue;
+    std::printf("sm-clock | %s %s | %d | %u / %.0f / %u | %s\n", row.workload.name.c_str(),
+                row.workload.shape_text().c_str(), c.samples, c.min_mhz, c.mean_mhz, c.max_mhz,
+                clock_event_reason_names(c.reasons).c_str());
+  }
+}
+
 }  // namespace
 
 Workload BenchOptions::adjusted(Workload workload) const {
@@ -102,6 +121,7 @@ void print_report(const BenchReport& report) {
     }
     std::printf("  %s\n", check_text(row).c_str());
   }
+  if (report.gpu) print_sm_clocks(report);
   double setup = 0, check = 0, timing = 0;
   for (const BenchRow& row : report.rows) {
     setup += row.setup_wall_s;
@@ -142,11 +162,23 @@ JsonObject report_json(const BenchReport& report) {
     json.add("ratio", t ? row.anchor_us / (row.seconds * 1e6) : kNotMeasured);
     json.add("setup_s", row.setup_wall_s).add("check_s", row.check_wall_s);
     json.add("timing_s", row.timing_wall_s);
+    if (row.timed() && row.sm_clock.measured()) {
+      const SmClockStats& c = row.sm_clock;
+      json.add("sm_clock", JsonObject()
+                               .add("samples", c.samples)
+                               .add("min_mhz", int64_t{c.min_mhz})
+                               .add("mean_mhz", c.mean_mhz)
+                               .add("max_mhz", int64_t{c.max_mhz})
+                               .add("event_reasons", clock_event_reason_names(c.reasons)));
+    }
     rows.push_back(json);
   }
   JsonObject out;
   out.add("command", "bench").add("ok", report.all_passed()).add("backend", report.backend);
   out.add("note", report.note).add("gpu", report.gpu);
+  if (report.gpu && !report.sm_clock_unavailable.empty()) {
+    out.add("sm_clock_unavailable", report.sm_clock_unavailable);
+  }
   if (report.gpu) {
     out.add("ceilings", JsonObject()
                             .add("copy_gbps", report.ceilings.copy_gbps)

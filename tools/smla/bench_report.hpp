@@ -9,6 +9,7 @@
 #include "bench_check.hpp"
 #include "bench_workload.hpp"
 #include "json.hpp"
+#include "sm_clock_sampler.hpp"
 
 namespace smla::cli {
 
@@ -52,6 +53,8 @@ struct BenchRow {
   double setup_wall_s = 0;
   double check_wall_s = 0;
   double timing_wall_s = 0;
+  // GPU rows: the SM clock while the timed repetitions ran (samples 0 where NVML is absent).
+  SmClockStats sm_clock;
 
   bool timed() const { return !std::isnan(seconds); }
   double tflops() const { return workload.flops() / seconds * 1e-12; }
@@ -70,6 +73,7 @@ struct BenchReport {
   bool gpu = false;
   Ceilings ceilings;
   std::vector<BenchRow> rows;
+  std::string sm_clock_unavailable;  // GPU: why no row's SM clock was sampled ("" if sampled)
 
   // Every row that ran passed its check, and at least one ran.
   bool all_passed() const;
