@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <vector>
 #include <string>
 
@@ -210,10 +211,10 @@ Status print_timeline(const Workload& workload, const std::function<Status()>& c
 }
 
 // One anchor row. Returns false, with `*why_not` set, when the GPU backend cannot run it. With
-// `timeline`, one more call prints the kernels' timeline. The SM clock is sampled while the
-// timed repetitions run.
+// `timeline`, one more call prints the kernels' timeline. With `clock`, the SM clock is
+// sampled while the timed repetitions run.
 bool run_row(const Workload& workload, int reps, uint64_t seed, bool timeline,
-             cudaStream_t stream, Timer& timer, SmClockSampler& clock, BenchRow* row,
+             cudaStream_t stream, Timer& timer, SmClockSampler* clock, BenchRow* row,
              std::string* why_not) {
   row->workload = workload;
   Stopwatch wall;
@@ -290,12 +291,12 @@ bool run_row(const Workload& workload, int reps, uint64_t seed, bool timeline,
 
   const auto call = [&] { return attend(args, {workspace.get(), workspace_bytes}, stream, &plan); };
   Status timed_status;
-  clock.start();
+  if (clock != nullptr) clock->start();
   row->seconds = timer.median_seconds(reps, [&] {
     const Status s = call();
     if (!s.ok()) timed_status = s;
   });
-  row->sm_clock = clock.stop();
+  if (clock != nullptr) row->sm_clock = clock->stop();
   row->timing_wall_s = wall.lap();
   if (timed_status.ok() && timeline) {
     timed_status = print_timeline(workload, call, workspace.get(), stream, timer);
@@ -345,10 +346,18 @@ std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::strin
   report.backend = "cuda:0 " + device.name + " (cc " + std::to_string(device.cc_major) + "." +
                    std::to_string(device.cc_minor) + ", " + std::to_string(device.sm_count) +
                    " SMs; SMLA_BACKEND=" + (forced ? forced : "auto") + ")";
-  char bus_id[32] = "";
-  cuda_check(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, 0), "cudaDeviceGetPCIBusId");
-  SmClockSampler clock(bus_id);
-  report.sm_clock_unavailable = clock.why_unavailable();
+  // SMLA_BENCH_SM_CLOCK=0 runs the rows without the sampling thread: how to check that it does
+  // not move the times it reports on (tools/bench-env-ab).
+  std::unique_ptr<SmClockSampler> clock;
+  const char* sample_clock = std::getenv("SMLA_BENCH_SM_CLOCK");
+  if (sample_clock != nullptr && std::string(sample_clock) == "0") {
+    report.sm_clock_unavailable = "SMLA_BENCH_SM_CLOCK=0";
+  } else {
+    char bus_id[32] = "";
+    cuda_check(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, 0), "cudaDeviceGetPCIBusId");
+    clock = std::make_unique<SmClockSampler>(bus_id);
+    report.sm_clock_unavailable = clock->why_unavailable();
+  }
   {
     Timer timer(stream);
     report.ceilings = measure_ceilings(stream, timer, reps);
@@ -367,7 +376,7 @@ std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::strin
       }
       // A row's seed is its position, so a row has the same data whichever rows run with it.
       if (!run_row(selection.workload, reps, 2026 + selection.anchor, options.timeline, stream,
-                   timer, clock, &row, why_not)) {
+                   timer, clock.get(), &row, why_not)) {
         cudaStreamDestroy(stream);
         return std::nullopt;
       }
