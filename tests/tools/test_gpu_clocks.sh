@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tools/gpu-clocks-summary on a hand-written nvidia-smi CSV (busy samples only, the clock's
-# range, the largest power and temperature, the event reasons by name; a missing CSV), and
+# range, the largest power and temperature, the event reasons by name; all samples, said so,
+# where none is busy; a missing CSV), and
 # tools/with-gpu-clocks with a stand-in for nvidia-smi (the command's exit status, the
 # samples, the older reasons field where the newer one is refused, no sampler left running)
 # and without one. Run by ctest (tests/CMakeLists.txt).
@@ -28,6 +29,11 @@ expect "busy and all samples, the clock's range" \
   '^bench-hopper +3 / 4 +1755 / 1830 / 1980 +701 +63  SwPowerCap HwThermal$' "$out"
 reject "an idle sample's reason" 'Idle' "$out"
 expect "a missing CSV" '^bench-none +no samples$' "$out"
+# No sample at >= 50%: all samples count, and the line says so.
+grep -v ', 9[0-9], \|, 100, \|, 88, ' "$dir/bench.csv" >"$dir/idle.csv"
+idle=$("$summary" bench-idle="$dir/idle.csv")
+expect "all samples counted where none is busy" '^bench-idle +0 / 1 all +1980 / 1980 / 1980 ' \
+  "$idle"
 expect_exit "a spec without '='" 2 "$summary" "$dir/bench.csv"
 expect_exit "no spec" 2 "$summary"
 
