@@ -353,9 +353,7 @@ std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::strin
   if (sample_clock != nullptr && std::string(sample_clock) == "0") {
     report.sm_clock_unavailable = "SMLA_BENCH_SM_CLOCK=0";
   } else {
-    char bus_id[32] = "";
-    cuda_check(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, 0), "cudaDeviceGetPCIBusId");
-    clock = std::make_unique<SmClockSampler>(bus_id);
+    clock = std::make_unique<SmClockSampler>(device.pci_bus_id);
     report.sm_clock_unavailable = clock->why_unavailable();
   }
   {

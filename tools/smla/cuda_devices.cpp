@@ -1,5 +1,6 @@
 #include "cuda_devices.hpp"
 
+#include <cstdio>
 #include <sstream>
 
 #include "smla/ops.hpp"
@@ -46,8 +47,11 @@ CudaDeviceList cuda_devices() {
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+    char bus_id[32];
+    std::snprintf(bus_id, sizeof bus_id, "%04x:%02x:%02x.0", prop.pciDomainID, prop.pciBusID,
+                  prop.pciDeviceID);
     list.devices.push_back({i, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
-                            static_cast<int64_t>(prop.totalGlobalMem)});
+                            static_cast<int64_t>(prop.totalGlobalMem), bus_id});
   }
   if (list.devices.empty()) list.why_none = "no CUDA device";
 #else

@@ -15,6 +15,7 @@ struct CudaDevice {
   int cc_minor = 0;
   int sm_count = 0;
   int64_t memory_bytes = 0;
+  std::string pci_bus_id;  // domain:bus:device.function in hex, as NVML takes it
 };
 
 struct CudaDeviceList {

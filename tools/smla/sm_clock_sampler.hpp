@@ -33,8 +33,8 @@ std::string clock_event_reason_names(unsigned long long reasons);
 
 class SmClockSampler {
  public:
-  // The sampler of the GPU at PCI bus id `pci_bus_id` (cudaDeviceGetPCIBusId's form), through
-  // the NVML library `library`.
+  // The sampler of the GPU at PCI bus id `pci_bus_id` (CudaDevice::pci_bus_id's
+  // domain:bus:device.function in hex), through the NVML library `library`.
   explicit SmClockSampler(const std::string& pci_bus_id,
                           const char* library = "libnvidia-ml.so.1");
   ~SmClockSampler();
