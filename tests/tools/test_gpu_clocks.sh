@@ -30,10 +30,14 @@ expect "busy and all samples, the clock's range" \
 reject "an idle sample's reason" 'Idle' "$out"
 expect "a missing CSV" '^bench-none +no samples$' "$out"
 # No sample at >= 50%: all samples count, and the line says so.
-grep -v ', 9[0-9], \|, 100, \|, 88, ' "$dir/bench.csv" >"$dir/idle.csv"
+cat >"$dir/idle.csv" <<'CSV'
+timestamp, clocks.current.sm [MHz], power.draw [W], temperature.gpu, utilization.gpu [%], reasons
+2026/12/07 10:00:00.000, 1980, 90.10, 40, 0, 0x0000000000000001
+2026/12/07 10:00:00.100, 1695, 205.80, 47, 46, 0x0000000000000004
+CSV
 idle=$("$summary" bench-idle="$dir/idle.csv")
-expect "all samples counted where none is busy" '^bench-idle +0 / 1 all +1980 / 1980 / 1980 ' \
-  "$idle"
+expect "all samples counted where none is busy" \
+  '^bench-idle +0 / 2 all +1695 / 1838 / 1980 +206 +47  Idle SwPowerCap$' "$idle"
 expect_exit "a spec without '='" 2 "$summary" "$dir/bench.csv"
 expect_exit "no spec" 2 "$summary"
 
