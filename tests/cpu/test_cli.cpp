@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <regex>
 #include <string>
 #include <vector>
@@ -483,6 +484,35 @@ TEST_F(Cli, BenchReportsTheHostTimeOfEachPhase) {
   const CliResult text = run_cli("bench --quick --backend cpu --match d_qk=512");
   EXPECT_EQ(text.exit_code, 0) << text.out;
   EXPECT_NE(text.out.find("host wall time: data and warm-up "), std::string::npos) << text.out;
+}
+
+// Each timed row gives its fastest and slowest repetition beside the median, in JSON and in
+// the text's `reps` lines: whether a row's median stands for all of its repetitions.
+TEST_F(Cli, BenchReportsTheSpreadOfEachRowsRepetitions) {
+  const CliResult r = run_passing_bench("--reps 3");
+  const std::regex times(
+      "\"us\":([-0-9.e+]+),\"us_min\":([-0-9.e+]+),\"us_max\":([-0-9.e+]+)");
+  int rows = 0;
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), times);
+       it != std::sregex_iterator(); ++it) {
+    ++rows;
+    const double median = std::stod((*it)[1].str());
+    const double fastest = std::stod((*it)[2].str());
+    const double slowest = std::stod((*it)[3].str());
+    EXPECT_GT(fastest, 0.0) << (*it)[0].str();
+    EXPECT_LE(fastest, median) << (*it)[0].str();
+    EXPECT_LE(median, slowest) << (*it)[0].str();
+  }
+  EXPECT_EQ(rows, 4) << r.out;
+
+  const CliResult text = run_cli("bench --quick --backend cpu --reps 3 --match d_qk=512");
+  EXPECT_EQ(text.exit_code, 0) << text.out;
+  const std::regex line(
+      R"(\nreps \| V4 (prefill|decode) [^|]+ \| 3 \| [0-9.]+ / [0-9.]+ / [0-9.]+ \| [0-9.]+%)");
+  EXPECT_EQ(std::distance(std::sregex_iterator(text.out.begin(), text.out.end(), line),
+                          std::sregex_iterator()),
+            2)
+      << text.out;
 }
 
 TEST_F(Cli, BenchMatchRunsOnlyTheRowsThatContainItsText) {

@@ -1,6 +1,8 @@
 // The CPU half of `smla bench`: DeepSeek-V3.2 and V4 shapes at full width (heads, top-k,
 // formats, page sizes as in production), scaled down only in the number of query tokens.
-#include <algorithm>
+
+#include <utility>
+#include <vector>
 
 #include "bench_backends.hpp"
 #include "cli.hpp"
@@ -95,9 +97,7 @@ BenchRow run_row(const Workload& workload, int reps, uint64_t seed) {
   // the library promises bitwise-equal results for equal inputs (SPEC §1).
   std::vector<double> times;
   for (int r = 0; r < reps; ++r) times.push_back(seconds_of(args, workspace));
-  std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
-  row.reps = reps;
-  row.seconds = times[reps / 2];
+  row.set_times(summarize_reps(std::move(times)));
   row.timing_wall_s = wall.lap();
   if (workload.decode) row.bytes = problem.bytes_moved();
   return row;

@@ -9,12 +9,12 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <utility>
 #include <vector>
 #include <string>
 
@@ -23,6 +23,7 @@
 #include "cli.hpp"
 #include "cuda/timeline.hpp"
 #include "cuda_devices.hpp"
+#include "rep_times.hpp"
 #include "sm_clock_sampler.hpp"
 #include "smla/ops.hpp"
 #include "stopwatch.hpp"
@@ -70,7 +71,7 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
-// Times work on a stream: L2 flush, event, work, event; the median of `reps`.
+// Times work on a stream: L2 flush, event, work, event; `reps` times.
 class Timer {
  public:
   explicit Timer(cudaStream_t stream) : stream_(stream), flush_(kFlushBytes) {
@@ -90,7 +91,7 @@ class Timer {
     cuda_check(cudaMemsetAsync(flush_.get(), rep & 0xff, flush_.bytes(), stream_), "L2 flush");
   }
 
-  double median_seconds(int reps, const std::function<void()>& work) {
+  RepTimes time_reps(int reps, const std::function<void()>& work) {
     std::vector<double> times;
     for (int r = 0; r < reps; ++r) {
       flush_l2(r);
@@ -102,8 +103,7 @@ class Timer {
       cuda_check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
       times.push_back(ms * 1e-3);
     }
-    std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
-    return times[reps / 2];
+    return summarize_reps(std::move(times));
   }
 
  private:
@@ -118,11 +118,11 @@ Ceilings measure_ceilings(cudaStream_t stream, Timer& timer, int reps) {
   {
     DeviceBuffer src(kCopyBytes), dst(kCopyBytes);
     cuda_check(cudaMemsetAsync(src.get(), 1, kCopyBytes, stream), "cudaMemset");
-    const double t = timer.median_seconds(reps, [&] {
+    const double t = timer.time_reps(reps, [&] {
       cuda_check(
           cudaMemcpyAsync(dst.get(), src.get(), kCopyBytes, cudaMemcpyDeviceToDevice, stream),
           "device-to-device copy");
-    });
+    }).median_s;
     ceilings.copy_gbps = 2.0 * kCopyBytes / t * 1e-9;  // bytes read + written
   }
   const size_t matrix_bytes = size_t{kGemmN} * kGemmN * 2;
@@ -143,7 +143,7 @@ Ceilings measure_ceilings(cudaStream_t stream, Timer& timer, int reps) {
     if (s != CUBLAS_STATUS_SUCCESS) status = s;
   };
   for (int i = 0; i < kWarmups; ++i) gemm();
-  const double t = timer.median_seconds(reps, gemm);
+  const double t = timer.time_reps(reps, gemm).median_s;
   cublasDestroy(handle);
   if (status != CUBLAS_STATUS_SUCCESS) throw failure("bench: cublasGemmEx failed");
   ceilings.gemm_tflops = 2.0 * kGemmN * kGemmN * static_cast<double>(kGemmN) / t * 1e-12;
@@ -292,7 +292,7 @@ bool run_row(const Workload& workload, int reps, uint64_t seed, bool timeline,
   const auto call = [&] { return attend(args, {workspace.get(), workspace_bytes}, stream, &plan); };
   Status timed_status;
   if (clock != nullptr) clock->start();
-  row->seconds = timer.median_seconds(reps, [&] {
+  const RepTimes times = timer.time_reps(reps, [&] {
     const Status s = call();
     if (!s.ok()) timed_status = s;
   });
@@ -303,10 +303,9 @@ bool run_row(const Workload& workload, int reps, uint64_t seed, bool timeline,
   }
   if (!timed_status.ok()) {
     row->error = describe(timed_status);
-    row->seconds = kNotMeasured;
     return true;
   }
-  row->reps = reps;
+  row->set_times(times);
   row->bytes = problem.bytes_moved();
   return true;
 }

@@ -42,6 +42,19 @@ void print_sm_clocks(const BenchReport& report) {
   }
 }
 
+// One line per timed row, `reps | KIND SHAPE | REPS | MIN / MEDIAN / MAX | SPREAD`, SPREAD
+// being (max - min) / median: whether a row's median stands for all of its repetitions.
+void print_rep_spreads(const BenchReport& report) {
+  std::printf("Repetitions of each row: count, min / median / max us, (max - min) / median\n");
+  for (const BenchRow& row : report.rows) {
+    if (!row.timed()) continue;
+    std::printf("reps | %s %s | %d | %.1f / %.1f / %.1f | %.1f%%\n", row.workload.name.c_str(),
+                row.workload.shape_text().c_str(), row.reps, row.rep_min_s * 1e6,
+                row.seconds * 1e6, row.rep_max_s * 1e6,
+                100.0 * (row.rep_max_s - row.rep_min_s) / row.seconds);
+  }
+}
+
 }  // namespace
 
 Workload BenchOptions::adjusted(Workload workload) const {
@@ -121,6 +134,7 @@ void print_report(const BenchReport& report) {
     }
     std::printf("  %s\n", check_text(row).c_str());
   }
+  print_rep_spreads(report);
   if (report.gpu) print_sm_clocks(report);
   double setup = 0, check = 0, timing = 0;
   for (const BenchRow& row : report.rows) {
@@ -155,6 +169,8 @@ JsonObject report_json(const BenchReport& report) {
     json.add("reps", row.reps);
     const bool t = row.timed();
     json.add("us", t ? row.seconds * 1e6 : kNotMeasured);
+    json.add("us_min", t ? row.rep_min_s * 1e6 : kNotMeasured);
+    json.add("us_max", t ? row.rep_max_s * 1e6 : kNotMeasured);
     json.add("tokens_per_s", t ? row.tokens_per_s() : kNotMeasured);
     json.add("tflops", t ? row.tflops() : kNotMeasured);
     json.add("gbps", t ? row.gbps() : kNotMeasured);

@@ -9,6 +9,7 @@
 #include "bench_check.hpp"
 #include "bench_workload.hpp"
 #include "json.hpp"
+#include "rep_times.hpp"
 #include "sm_clock_sampler.hpp"
 
 namespace smla::cli {
@@ -46,6 +47,8 @@ struct BenchRow {
   CheckResult check;
   int reps = 0;
   double seconds = kNotMeasured;    // median over reps; set only when the check passed
+  double rep_min_s = kNotMeasured;  // the fastest and slowest of the reps beside it
+  double rep_max_s = kNotMeasured;
   double bytes = kNotMeasured;      // decode rows: BENCHMARKS.md byte count
   double anchor_us = kNotMeasured;  // FlashMLA on an H200, for GPU anchor rows
   // Host wall seconds of the row's phases, to plan runs by: making its data (and on the GPU
@@ -56,6 +59,12 @@ struct BenchRow {
   // GPU rows: the SM clock while the timed repetitions ran (samples 0 where NVML is absent).
   SmClockStats sm_clock;
 
+  void set_times(const RepTimes& t) {
+    reps = t.reps;
+    seconds = t.median_s;
+    rep_min_s = t.min_s;
+    rep_max_s = t.max_s;
+  }
   bool timed() const { return !std::isnan(seconds); }
   double tflops() const { return workload.flops() / seconds * 1e-12; }
   double gbps() const { return bytes / seconds * 1e-9; }

@@ -1,0 +1,33 @@
+// A row's timed repetitions in three numbers: the median that `smla bench` reports, and the
+// fastest and slowest repetition beside it. The spread tells a row whose process ran slow in
+// every repetition (its time moved between processes, not within one) from one whose
+// repetitions scatter (the card's clocks or power moving during the runs).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace smla::cli {
+
+struct RepTimes {
+  int reps = 0;
+  double min_s = NAN;
+  double median_s = NAN;  // the upper median for an even count: element reps / 2 in order
+  double max_s = NAN;
+};
+
+inline RepTimes summarize_reps(std::vector<double> seconds) {
+  RepTimes t;
+  t.reps = static_cast<int>(seconds.size());
+  if (seconds.empty()) return t;
+  const auto [lo, hi] = std::minmax_element(seconds.begin(), seconds.end());
+  t.min_s = *lo;
+  t.max_s = *hi;
+  const auto middle = seconds.begin() + seconds.size() / 2;
+  std::nth_element(seconds.begin(), middle, seconds.end());
+  t.median_s = *middle;
+  return t;
+}
+
+}  // namespace smla::cli
