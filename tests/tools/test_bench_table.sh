@@ -3,7 +3,7 @@
 # logs, "-" for a row one log lacks, FAIL and "not run" instead of a ratio, the geometric
 # mean over the passing rows only (all, prefill, decode), the count of rows whose outputs
 # digests differ, the host seconds line, the SM clocks table where a log has `sm-clock` lines,
-# and exit code 2 for a bad argument. Run by ctest (tests/CMakeLists.txt).
+# the repetitions table where a log has `reps` lines, and exit code 2 for a bad argument. Run by ctest (tests/CMakeLists.txt).
 #
 # Usage: test_bench_table.sh BENCH_TABLE
 set -u
@@ -19,6 +19,9 @@ $header
 prefill  T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192  bf16/64  hopper  7000.0  1.0  350.0  193  44%  5%  3500.0  0.50  pass (8 tokens x 128 heads vs float64: max |out err| 3.55e-05, outputs 0123abcd)
 decode   b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink  fp8_v32/64  hopper  10.0  1.0  1.0  1  5%  3%  20.0  2.00  pass (4 tokens, outputs 00000001)
 decode   b=64 s_q=2 h_q=40 d_qk=576 topk=2048 s_kv=32768 sink  fp8_v32/64  hopper  -  -  -  -  -  -  185.6  -  not run: the Hopper path does not cover h_q=40
+Repetitions of each row: count, min / median / max us, (max - min) / median
+reps | prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 | 20 | 6900.0 / 7000.0 / 7210.0 | 4.4%
+reps | decode b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink | 20 | 9.9 / 10.0 / 10.2 | 3.0%
 host wall time: data and warm-up 31.5 s, checks 4.2 s, timed runs 1.7 s
 SM clock in each row's timed runs (NVML every 1 ms): samples, min / mean / max MHz, clock event reasons
 sm-clock | prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 | 40 | 1695 / 1912 / 1980 | SwPowerCap
@@ -56,11 +59,17 @@ expect "clock heading" '^row \(SM MHz in the timed runs: mean \(min\)\) +new +ol
 expect "a row's clocks" '^prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 +1912 \(1695\) +- *$' \
   "$out"
 expect "clock reasons, each once" '^clock event reasons seen +SwPowerCap,Idle +- *$' "$out"
+# The repetitions' spread: the first log's rows; the second log has none.
+expect "repetitions heading" '^row \(repetitions: \(max - min\) / median \(min us\)\) +new +old *$' \
+  "$out"
+expect "a row's repetitions" '^decode b=2 .* +3\.0% \(9\.9\) +- *$' "$out"
 plain=$("$table" old="$dir/b.log")
-if grep -q 'SM MHz' <<<"$plain"; then
-  echo "FAIL: a clock table without clock lines"
-  failures=$((failures + 1))
-fi
+for table_title in 'SM MHz' 'repetitions:'; do
+  if grep -q "$table_title" <<<"$plain"; then
+    echo "FAIL: a '$table_title' table without its lines"
+    failures=$((failures + 1))
+  fi
+done
 
 expect_exit "an unreadable log" 2 "$table" new="$dir/missing.log"
 expect_exit "no arguments" 2 "$table"
