@@ -42,6 +42,22 @@ size_t utf8_sequence_length(const std::string& text, size_t i) {
   return code < min || code > 0x10FFFF || surrogate ? 0 : n;
 }
 
+// A number as JSON has it: null for an infinity or a NaN.
+std::string json_number(double value) {
+  return std::isfinite(value) ? shortest_text(value) : "null";
+}
+
+// "[a,b,...]", each value as `render` writes it.
+template <class T, class Render>
+std::string json_array(const std::vector<T>& values, Render render) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    out += render(values[i]);
+  }
+  return out + "]";
+}
+
 }  // namespace
 
 std::string json_quote(const std::string& text) {
@@ -108,7 +124,7 @@ JsonObject& JsonObject::add(const std::string& key, const char* value) {
 }
 
 JsonObject& JsonObject::add(const std::string& key, double value) {
-  return add_raw(key, std::isfinite(value) ? shortest_text(value) : "null");
+  return add_raw(key, json_number(value));
 }
 
 JsonObject& JsonObject::add(const std::string& key, int64_t value) {
@@ -124,30 +140,19 @@ JsonObject& JsonObject::add(const std::string& key, const JsonObject& value) {
 }
 
 JsonObject& JsonObject::add(const std::string& key, const std::vector<JsonObject>& values) {
-  std::string out = "[";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i) out += ',';
-    out += values[i].str();
-  }
-  return add_raw(key, out + "]");
+  return add_raw(key, json_array(values, [](const JsonObject& v) { return v.str(); }));
 }
 
 JsonObject& JsonObject::add(const std::string& key, const std::vector<std::string>& values) {
-  std::string out = "[";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i) out += ',';
-    out += json_quote(values[i]);
-  }
-  return add_raw(key, out + "]");
+  return add_raw(key, json_array(values, json_quote));
 }
 
 JsonObject& JsonObject::add(const std::string& key, const std::vector<int64_t>& values) {
-  std::string out = "[";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i) out += ',';
-    out += std::to_string(values[i]);
-  }
-  return add_raw(key, out + "]");
+  return add_raw(key, json_array(values, [](int64_t v) { return std::to_string(v); }));
+}
+
+JsonObject& JsonObject::add(const std::string& key, const std::vector<double>& values) {
+  return add_raw(key, json_array(values, json_number));
 }
 
 std::string JsonObject::str() const {

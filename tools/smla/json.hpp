@@ -1,6 +1,6 @@
 // The one JSON object a command prints under --json. Only what the tool emits is supported:
-// objects, arrays of objects, strings, numbers, booleans; a non-finite number (an lse of +inf,
-// a missing anchor) becomes null because JSON has no infinities.
+// objects, arrays of objects, strings or numbers, strings, numbers, booleans; a non-finite
+// number (an lse of +inf, a missing anchor) becomes null because JSON has no infinities.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,7 @@ class JsonObject {
   JsonObject& add(const std::string& key, const std::vector<JsonObject>& values);
   JsonObject& add(const std::string& key, const std::vector<std::string>& values);
   JsonObject& add(const std::string& key, const std::vector<int64_t>& values);
+  JsonObject& add(const std::string& key, const std::vector<double>& values);
 
   std::string str() const;  // compact, one line
 
