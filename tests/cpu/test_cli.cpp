@@ -586,6 +586,38 @@ TEST_F(Cli, BenchSigmaSetsTheSpreadOfEveryRowsData) {
   expect_bench_rejects("--sigma", {"0", "-1", "9", "nan", "1x"});
 }
 
+// --placements times GPU rows on more uploads of their data: a usage error without a forced
+// GPU path or outside 1..8; on a GPU each row gives one median per upload, the first being
+// the row's own time.
+TEST_F(Cli, BenchPlacementsTimesEachGpuRowOnMoreUploadsOfItsData) {
+  expect_bench_rejects("--placements", {"0", "9", "x"});
+  for (const char* backend : {"cpu", "auto"}) {
+    const CliResult r =
+        run_cli(std::string("bench --quick --placements 2 --backend ") + backend + " 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find("--backend hopper or portable"), std::string::npos) << r.out;
+  }
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the GPU rows' part needs one";
+  const CliResult r =
+      run_cli("bench --quick --backend portable --rows decode --placements 3 --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.out, m,
+      std::regex("\"us\":([0-9.e+]+),.*\"placements_us\":\\[([0-9.e+]+),([0-9.e+]+),"
+                 "([0-9.e+]+)\\]")))
+      << r.out;
+  EXPECT_EQ(m[1].str(), m[2].str()) << "the first upload's median is the row's time";
+  EXPECT_GT(std::stod(m[3].str()), 0.0);
+  EXPECT_GT(std::stod(m[4].str()), 0.0);
+
+  const CliResult text = run_cli("bench --quick --backend portable --rows decode --placements 2");
+  EXPECT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_TRUE(std::regex_search(
+      text.out, std::regex(R"(\nplacements \| [^|]+ \| [0-9.]+ / [0-9.]+ \| [0-9.]+%)")))
+      << text.out;
+}
+
 // --timeline needs a timeline build and the Hopper path: without either it is a usage error
 // that names what is missing (a build without the timeline says how to configure one).
 TEST_F(Cli, BenchTimelineNeedsATimelineBuildAndTheHopperPath) {

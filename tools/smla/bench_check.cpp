@@ -110,6 +110,8 @@ std::string describe(const char* what, int64_t token, int head, int component, d
   return buf;
 }
 
+}  // namespace
+
 uint32_t outputs_digest(const SampledOutputs& got) {
   api::Fnv1a h;
   h.add_bytes(got.out.data(), got.out.size() * sizeof got.out[0]);
@@ -117,8 +119,6 @@ uint32_t outputs_digest(const SampledOutputs& got) {
   h.add_bytes(got.max_logits.data(), got.max_logits.size() * sizeof got.max_logits[0]);
   return static_cast<uint32_t>(h.value() ^ (h.value() >> 32));
 }
-
-}  // namespace
 
 std::vector<int64_t> sample_tokens(int64_t tokens, int64_t count) {
   count = std::min(count, tokens);

@@ -31,6 +31,9 @@ struct CheckResult {
   uint32_t outputs_digest = 0;
 };
 
+// FNV-1a of the sample's output bits, as CheckResult::outputs_digest.
+uint32_t outputs_digest(const SampledOutputs& got);
+
 // `count` token ids spread evenly over [0, tokens), the first and the last included.
 std::vector<int64_t> sample_tokens(int64_t tokens, int64_t count);
 

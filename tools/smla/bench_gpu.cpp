@@ -210,45 +210,107 @@ Status print_timeline(const Workload& workload, const std::function<Status()>& c
   return status;
 }
 
+// One placement of a row in device memory: its inputs uploaded from the host problem, its
+// outputs, plan and workspace, and the call's arguments pointing at them. A row can hold
+// several at once (--placements) to time the same call at other addresses.
+class RowPlacement {
+ public:
+  RowPlacement(const HostProblem& problem, int64_t outputs)
+      : q_(problem.q),
+        sink_(problem.sink),
+        kv_(problem.main.bytes),
+        indices_(problem.main.indices),
+        extra_kv_(problem.extra.bytes),
+        extra_indices_(problem.extra.indices),
+        out_(static_cast<size_t>(outputs) * kDv * 2),
+        lse_(static_cast<size_t>(outputs) * 4),
+        max_logits_(static_cast<size_t>(outputs) * 4),
+        args_(problem.attend_args(out_.get(), lse_.get(), max_logits_.get())) {
+    to_device(args_.q, q_);
+    to_device(args_.kv, kv_);
+    to_device(args_.indices, indices_);
+    to_device(args_.extra_kv, extra_kv_);
+    to_device(args_.extra_indices, extra_indices_);
+    to_device(args_.sink, sink_);
+    for (TensorView* view : {&args_.out, &args_.lse, &args_.max_logits}) {
+      view->device = Device::cuda(0);
+    }
+  }
+  RowPlacement(const RowPlacement&) = delete;
+  RowPlacement& operator=(const RowPlacement&) = delete;
+
+  // Plan, workspace and the warm-up calls, all outside the timed region (SPEC §3.2).
+  Status prepare(cudaStream_t stream) {
+    size_t plan_bytes = 0;
+    Status status = plan_size(args_, &plan_bytes);
+    if (status.ok()) status = attend_workspace_size(args_, &workspace_bytes_);
+    if (!status.ok()) return status;
+    plan_buffer_ = std::make_unique<DeviceBuffer>(plan_bytes);
+    workspace_ = std::make_unique<DeviceBuffer>(workspace_bytes_);
+    plan_.data = plan_buffer_->get();
+    plan_.bytes = plan_bytes;
+    status = make_plan(args_, &plan_, stream);
+    for (int i = 0; i < kWarmups && status.ok(); ++i) status = call(stream);
+    return status.ok() ? synchronize(stream) : status;
+  }
+
+  Status call(cudaStream_t stream) {
+    return attend(args_, {workspace_->get(), workspace_bytes_}, stream, &plan_);
+  }
+  void* workspace() const { return workspace_->get(); }
+
+  // The outputs of `tokens` (the check's sample), copied back to the host.
+  SampledOutputs sampled_outputs(const std::vector<int64_t>& tokens, int h_q) const {
+    SampledOutputs got;
+    got.tokens = tokens;
+    const size_t head_row = static_cast<size_t>(h_q);
+    got.out.resize(tokens.size() * head_row * kDv);
+    got.lse.resize(tokens.size() * head_row);
+    got.max_logits.resize(tokens.size() * head_row);
+    for (size_t s = 0; s < tokens.size(); ++s) {
+      const size_t t = static_cast<size_t>(tokens[s]);
+      cuda_check(cudaMemcpy(got.out.data() + s * head_row * kDv,
+                            static_cast<const uint16_t*>(out_.get()) + t * head_row * kDv,
+                            head_row * kDv * 2, cudaMemcpyDeviceToHost),
+                 "copying out back");
+      cuda_check(cudaMemcpy(got.lse.data() + s * head_row,
+                            static_cast<const float*>(lse_.get()) + t * head_row, head_row * 4,
+                            cudaMemcpyDeviceToHost),
+                 "copying lse back");
+      cuda_check(cudaMemcpy(got.max_logits.data() + s * head_row,
+                            static_cast<const float*>(max_logits_.get()) + t * head_row,
+                            head_row * 4, cudaMemcpyDeviceToHost),
+                 "copying max_logits back");
+    }
+    return got;
+  }
+
+ private:
+  DeviceBuffer q_, sink_, kv_, indices_, extra_kv_, extra_indices_;
+  DeviceBuffer out_, lse_, max_logits_;
+  AttendArgs args_;
+  std::unique_ptr<DeviceBuffer> plan_buffer_, workspace_;
+  size_t workspace_bytes_ = 0;
+  Plan plan_;
+};
+
 // One anchor row. Returns false, with `*why_not` set, when the GPU backend cannot run it. With
 // `timeline`, one more call prints the kernels' timeline. With `clock`, the SM clock is
-// sampled while the timed repetitions run.
-bool run_row(const Workload& workload, int reps, uint64_t seed, bool timeline,
+// sampled while the timed repetitions run. With `placements` > 1, the row is timed again on
+// that many more uploads of its data, each checked to give the first one's outputs.
+bool run_row(const Workload& workload, int reps, int placements, uint64_t seed, bool timeline,
              cudaStream_t stream, Timer& timer, SmClockSampler* clock, BenchRow* row,
              std::string* why_not) {
   row->workload = workload;
+  row->path = gpu_path();
   Stopwatch wall;
   const HostProblem problem = make_problem(workload, seed);
   const int64_t outputs = workload.tokens * workload.h_q;
-  DeviceBuffer q(problem.q), sink(problem.sink);
-  DeviceBuffer kv(problem.main.bytes), indices(problem.main.indices);
-  DeviceBuffer extra_kv(problem.extra.bytes), extra_indices(problem.extra.indices);
-  DeviceBuffer out(static_cast<size_t>(outputs) * kDv * 2);
-  DeviceBuffer lse(static_cast<size_t>(outputs) * 4), max_logits(static_cast<size_t>(outputs) * 4);
-
-  AttendArgs args = problem.attend_args(out.get(), lse.get(), max_logits.get());
-  to_device(args.q, q);
-  to_device(args.kv, kv);
-  to_device(args.indices, indices);
-  to_device(args.extra_kv, extra_kv);
-  to_device(args.extra_indices, extra_indices);
-  to_device(args.sink, sink);
-  for (TensorView* view : {&args.out, &args.lse, &args.max_logits}) view->device = Device::cuda(0);
-  row->path = gpu_path();
-
-  // Plan and workspace are made once, outside the timed region (SPEC §3.2).
-  size_t plan_bytes = 0, workspace_bytes = 0;
-  Status status = plan_size(args, &plan_bytes);
-  if (status.ok()) status = attend_workspace_size(args, &workspace_bytes);
-  DeviceBuffer plan_buffer(plan_bytes), workspace(workspace_bytes);
-  Plan plan;
-  plan.data = plan_buffer.get();
-  plan.bytes = plan_bytes;
-  if (status.ok()) status = make_plan(args, &plan, stream);
-  for (int i = 0; i < kWarmups && status.ok(); ++i) {
-    status = attend(args, {workspace.get(), workspace_bytes}, stream, &plan);
-  }
-  if (status.ok()) status = synchronize(stream);
+  // Every placement stays allocated until the row ends, so no two share their addresses.
+  std::vector<std::unique_ptr<RowPlacement>> held;
+  held.push_back(std::make_unique<RowPlacement>(problem, outputs));
+  RowPlacement& first = *held.front();
+  const Status status = first.prepare(stream);
   row->setup_wall_s = wall.lap();
   if (!status.ok()) {
     if (forced_path_declined(status)) {
@@ -263,46 +325,42 @@ bool run_row(const Workload& workload, int reps, uint64_t seed, bool timeline,
     return true;
   }
 
-  // Copy the sampled tokens' outputs to the host; the host problem is the rest of the check.
-  SampledOutputs got;
-  got.tokens = sample_tokens(workload.tokens, kSampleTokens);
-  const size_t head_row = static_cast<size_t>(workload.h_q);
-  got.out.resize(got.tokens.size() * head_row * kDv);
-  got.lse.resize(got.tokens.size() * head_row);
-  got.max_logits.resize(got.tokens.size() * head_row);
-  for (size_t s = 0; s < got.tokens.size(); ++s) {
-    const size_t t = static_cast<size_t>(got.tokens[s]);
-    cuda_check(cudaMemcpy(got.out.data() + s * head_row * kDv,
-                          static_cast<uint16_t*>(out.get()) + t * head_row * kDv,
-                          head_row * kDv * 2, cudaMemcpyDeviceToHost),
-               "copying out back");
-    cuda_check(
-        cudaMemcpy(got.lse.data() + s * head_row, static_cast<float*>(lse.get()) + t * head_row,
-                   head_row * 4, cudaMemcpyDeviceToHost),
-        "copying lse back");
-    cuda_check(cudaMemcpy(got.max_logits.data() + s * head_row,
-                          static_cast<float*>(max_logits.get()) + t * head_row, head_row * 4,
-                          cudaMemcpyDeviceToHost),
-               "copying max_logits back");
-  }
-  row->check = check_against_float64(problem, got);
+  // The sampled tokens' outputs against the host problem's float64 evaluation.
+  const std::vector<int64_t> sample = sample_tokens(workload.tokens, kSampleTokens);
+  row->check = check_against_float64(problem, first.sampled_outputs(sample, workload.h_q));
   row->check_wall_s = wall.lap();
   if (!row->check.passed) return true;
 
-  const auto call = [&] { return attend(args, {workspace.get(), workspace_bytes}, stream, &plan); };
   Status timed_status;
+  const auto time_placement = [&](RowPlacement& placement) {
+    return timer.time_reps(reps, [&] {
+      const Status s = placement.call(stream);
+      if (!s.ok()) timed_status = s;
+    });
+  };
   if (clock != nullptr) clock->start();
-  const RepTimes times = timer.time_reps(reps, [&] {
-    const Status s = call();
-    if (!s.ok()) timed_status = s;
-  });
+  const RepTimes times = time_placement(first);
   if (clock != nullptr) row->sm_clock = clock->stop();
-  row->timing_wall_s = wall.lap();
   if (timed_status.ok() && timeline) {
-    timed_status = print_timeline(workload, call, workspace.get(), stream, timer);
+    timed_status = print_timeline(workload, [&] { return first.call(stream); }, first.workspace(),
+                                  stream, timer);
   }
+  for (int p = 1; p < placements && timed_status.ok(); ++p) {
+    held.push_back(std::make_unique<RowPlacement>(problem, outputs));
+    RowPlacement& other = *held.back();
+    timed_status = other.prepare(stream);
+    if (!timed_status.ok()) break;
+    if (outputs_digest(other.sampled_outputs(sample, workload.h_q)) !=
+        row->check.outputs_digest) {
+      row->error = "placement " + std::to_string(p + 1) + " gave other outputs than the first";
+      return true;
+    }
+    row->placements.push_back(time_placement(other));
+  }
+  row->timing_wall_s = wall.lap();
   if (!timed_status.ok()) {
     row->error = describe(timed_status);
+    row->placements.clear();
     return true;
   }
   row->set_times(times);
@@ -372,8 +430,8 @@ std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::strin
         row.anchor_us = anchor.flashmla_us;
       }
       // A row's seed is its position, so a row has the same data whichever rows run with it.
-      if (!run_row(selection.workload, reps, 2026 + selection.anchor, options.timeline, stream,
-                   timer, clock.get(), &row, why_not)) {
+      if (!run_row(selection.workload, reps, options.placements, 2026 + selection.anchor,
+                   options.timeline, stream, timer, clock.get(), &row, why_not)) {
         cudaStreamDestroy(stream);
         return std::nullopt;
       }

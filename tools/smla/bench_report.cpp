@@ -55,6 +55,31 @@ void print_rep_spreads(const BenchReport& report) {
   }
 }
 
+// With --placements: one line per timed row, `placements | KIND SHAPE | MEDIAN / MEDIAN / ...
+// | SPREAD`, the first upload's median first, SPREAD (slowest - fastest) / fastest of them.
+void print_placements(const BenchReport& report) {
+  bool heading = false;
+  for (const BenchRow& row : report.rows) {
+    if (!row.timed() || row.placements.empty()) continue;
+    if (!heading) {
+      std::printf(
+          "Placements of each row (its data uploaded again, the earlier uploads kept): median us "
+          "of each, (slowest - fastest) / fastest\n");
+      heading = true;
+    }
+    std::string medians = number(row.seconds * 1e6, "%.1f");
+    double fastest = row.seconds, slowest = row.seconds;
+    for (const RepTimes& t : row.placements) {
+      medians += " / " + number(t.median_s * 1e6, "%.1f");
+      fastest = std::min(fastest, t.median_s);
+      slowest = std::max(slowest, t.median_s);
+    }
+    std::printf("placements | %s %s | %s | %.1f%%\n", row.workload.name.c_str(),
+                row.workload.shape_text().c_str(), medians.c_str(),
+                100.0 * (slowest - fastest) / fastest);
+  }
+}
+
 }  // namespace
 
 Workload BenchOptions::adjusted(Workload workload) const {
@@ -135,6 +160,7 @@ void print_report(const BenchReport& report) {
     std::printf("  %s\n", check_text(row).c_str());
   }
   print_rep_spreads(report);
+  print_placements(report);
   if (report.gpu) print_sm_clocks(report);
   double setup = 0, check = 0, timing = 0;
   for (const BenchRow& row : report.rows) {
@@ -176,6 +202,11 @@ JsonObject report_json(const BenchReport& report) {
     json.add("gbps", t ? row.gbps() : kNotMeasured);
     json.add("flashmla_us", row.anchor_us);
     json.add("ratio", t ? row.anchor_us / (row.seconds * 1e6) : kNotMeasured);
+    if (t && !row.placements.empty()) {
+      std::vector<double> medians{row.seconds * 1e6};
+      for (const RepTimes& p : row.placements) medians.push_back(p.median_s * 1e6);
+      json.add("placements_us", medians);
+    }
     json.add("setup_s", row.setup_wall_s).add("check_s", row.check_wall_s);
     json.add("timing_s", row.timing_wall_s);
     if (row.timed() && row.sm_clock.measured()) {

@@ -28,6 +28,7 @@ struct BenchOptions {
   std::optional<KvFormat> format;  // every row's pools in this format (--format)
   double sigma = kBenchSigma;      // spread of the random q and kv (--sigma)
   bool timeline = false;  // print each GPU row's kernel timeline (--timeline, timeline builds)
+  int placements = 1;     // GPU rows: timed on this many uploads of their data (--placements)
 
   // `workload` with --heads, --tokens, --format and --sigma applied: what a row runs and what
   // --match sees.
@@ -58,6 +59,9 @@ struct BenchRow {
   double timing_wall_s = 0;
   // GPU rows: the SM clock while the timed repetitions ran (samples 0 where NVML is absent).
   SmClockStats sm_clock;
+  // GPU rows with --placements N: the repetitions on the second to N-th upload of the row's
+  // data, each at addresses of its own (the fields above are the first upload's).
+  std::vector<RepTimes> placements;
 
   void set_times(const RepTimes& t) {
     reps = t.reps;

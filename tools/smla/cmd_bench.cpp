@@ -20,7 +20,8 @@ namespace {
 const CommandSpec kSpec{
     "bench",
     "smla bench [--rows prefill|decode|all] [--match TEXT] [--heads N] [--tokens N] [--format F]\n"
-    "                  [--sigma S] [--reps N] [--backend B] [--quick] [--timeline]",
+    "                  [--sigma S] [--reps N] [--backend B] [--quick] [--timeline]\n"
+    "                  [--placements N]",
     "Runs DeepSeek-V3.2 (d_qk 576, fp8_v32, 128 heads, top-k 2048) and V4 (d_qk 512, fp8_ds_mla,\n"
     "64 heads, sink, extra pool) shaped prefill and decode workloads. Each row is first checked\n"
     "against a float64 evaluation of SPEC section 1 on a sample of tokens with SPEC's tolerances;\n"
@@ -52,7 +53,11 @@ const CommandSpec kSpec{
      {"--quick", nullptr, "fewer tokens on the CPU, the first row of each kind on the GPU"},
      {"--timeline", nullptr,
       "with --backend hopper, after each row one more call whose kernels' per-CTA timeline is "
-      "printed to stderr (builds configured with -DSMLA_KERNEL_TIMELINE=ON)"}},
+      "printed to stderr (builds configured with -DSMLA_KERNEL_TIMELINE=ON)"},
+     {"--placements", "N",
+      "with --backend hopper or portable, time each row again on N - 1 more uploads of its data "
+      "(1..8, default 1), all held at once so that each sits at other addresses, and print "
+      "each upload's median: whether a row's time depends on where its buffers lie"}},
     0,
     0};
 
@@ -112,6 +117,11 @@ int bench_command(const std::vector<std::string>& argv) {
   // Only the Hopper path's kernels mark a timeline, into the head of its workspace.
   if (options.timeline && options.backend != "hopper") {
     throw usage_error("--timeline records the Hopper path's kernels: add --backend hopper");
+  }
+  options.placements = static_cast<int>(args.integer("--placements", 1, 1, 8));
+  if (options.placements > 1 && options.backend != "hopper" && options.backend != "portable") {
+    throw usage_error(
+        "--placements times GPU rows at several addresses: add --backend hopper or portable");
   }
   // The library reads SMLA_BACKEND to force a GPU path (SPEC §6); set it before any call.
   if (options.backend == "portable" || options.backend == "hopper") {
