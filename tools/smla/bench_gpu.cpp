@@ -341,6 +341,7 @@ bool run_row(const Workload& workload, int reps, int placements, uint64_t seed, 
   if (clock != nullptr) clock->start();
   const RepTimes times = time_placement(first);
   if (clock != nullptr) row->sm_clock = clock->stop();
+  std::vector<double> placement_seconds{times.median_s};
   if (timed_status.ok() && timeline) {
     timed_status = print_timeline(workload, [&] { return first.call(stream); }, first.workspace(),
                                   stream, timer);
@@ -355,15 +356,15 @@ bool run_row(const Workload& workload, int reps, int placements, uint64_t seed, 
       row->error = "placement " + std::to_string(p + 1) + " gave other outputs than the first";
       return true;
     }
-    row->placements.push_back(time_placement(other));
+    placement_seconds.push_back(time_placement(other).median_s);
   }
   row->timing_wall_s = wall.lap();
   if (!timed_status.ok()) {
     row->error = describe(timed_status);
-    row->placements.clear();
     return true;
   }
   row->set_times(times);
+  if (placements > 1) row->placement_seconds = std::move(placement_seconds);
   row->bytes = problem.bytes_moved();
   return true;
 }

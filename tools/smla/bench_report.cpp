@@ -60,23 +60,22 @@ void print_rep_spreads(const BenchReport& report) {
 void print_placements(const BenchReport& report) {
   bool heading = false;
   for (const BenchRow& row : report.rows) {
-    if (!row.timed() || row.placements.empty()) continue;
+    if (!row.timed() || row.placement_seconds.empty()) continue;
     if (!heading) {
       std::printf(
           "Placements of each row (its data uploaded again, the earlier uploads kept): median us "
           "of each, (slowest - fastest) / fastest\n");
       heading = true;
     }
-    std::string medians = number(row.seconds * 1e6, "%.1f");
-    double fastest = row.seconds, slowest = row.seconds;
-    for (const RepTimes& t : row.placements) {
-      medians += " / " + number(t.median_s * 1e6, "%.1f");
-      fastest = std::min(fastest, t.median_s);
-      slowest = std::max(slowest, t.median_s);
+    std::string medians;
+    for (const double seconds : row.placement_seconds) {
+      medians += (medians.empty() ? "" : " / ") + number(seconds * 1e6, "%.1f");
     }
+    const auto [fastest, slowest] =
+        std::minmax_element(row.placement_seconds.begin(), row.placement_seconds.end());
     std::printf("placements | %s %s | %s | %.1f%%\n", row.workload.name.c_str(),
                 row.workload.shape_text().c_str(), medians.c_str(),
-                100.0 * (slowest - fastest) / fastest);
+                100.0 * (*slowest - *fastest) / *fastest);
   }
 }
 
@@ -202,9 +201,9 @@ JsonObject report_json(const BenchReport& report) {
     json.add("gbps", t ? row.gbps() : kNotMeasured);
     json.add("flashmla_us", row.anchor_us);
     json.add("ratio", t ? row.anchor_us / (row.seconds * 1e6) : kNotMeasured);
-    if (t && !row.placements.empty()) {
-      std::vector<double> medians{row.seconds * 1e6};
-      for (const RepTimes& p : row.placements) medians.push_back(p.median_s * 1e6);
+    if (t && !row.placement_seconds.empty()) {
+      std::vector<double> medians;
+      for (const double seconds : row.placement_seconds) medians.push_back(seconds * 1e6);
       json.add("placements_us", medians);
     }
     json.add("setup_s", row.setup_wall_s).add("check_s", row.check_wall_s);

@@ -59,9 +59,9 @@ struct BenchRow {
   double timing_wall_s = 0;
   // GPU rows: the SM clock while the timed repetitions ran (samples 0 where NVML is absent).
   SmClockStats sm_clock;
-  // GPU rows with --placements N: the repetitions on the second to N-th upload of the row's
-  // data, each at addresses of its own (the fields above are the first upload's).
-  std::vector<RepTimes> placements;
+  // GPU rows with --placements N: the median of every upload of the row's data, each at
+  // addresses of its own; the first is `seconds` (the fields above are the first upload's).
+  std::vector<double> placement_seconds;
 
   void set_times(const RepTimes& t) {
     reps = t.reps;
