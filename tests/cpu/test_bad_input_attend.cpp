@@ -304,7 +304,9 @@ TEST(BadAttendDevice, CudaAlignmentRules) {
       {[](AttendArgs& a, AttendCase&) { a.kv.block_stride = AttendCase::kBlockBytes + 4; },
        {"smla::attend: argument 'kv.block_stride'", "multiple of 16 bytes on cuda:0",
         "got 73732"}},
-      {[](AttendArgs& a, AttendCase& c) { a.extra_kv.data = offset_bytes<void>(c.extra.data(), 4); },
+      {[](AttendArgs& a, AttendCase& c) {
+         a.extra_kv.data = offset_bytes<void>(c.extra.data(), 4);
+       },
        {"smla::attend: argument 'extra_kv.data'", "aligned to 16 bytes on cuda:0", "0x"}},
   };
   for (const Misalign& m : cases) {

@@ -146,9 +146,10 @@ double Args::parse_real(const char* name, const std::string& text, double min,
   if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(parsed) ||
       parsed < min || parsed > max) {
     const bool bounded = std::isfinite(min) || std::isfinite(max);
-    throw usage_error(std::string(name) + " expects a finite number" +
-                      (bounded ? " in [" + shortest_text(min) + ", " + shortest_text(max) + "]" : "") +
-                      ", got '" + text + "'");
+    const std::string range =
+        bounded ? " in [" + shortest_text(min) + ", " + shortest_text(max) + "]" : "";
+    throw usage_error(std::string(name) + " expects a finite number" + range + ", got '" + text +
+                      "'");
   }
   return parsed;
 }

@@ -13,8 +13,10 @@ const AttendVariant* attend_variant_bf16_512(KvFormat extra) {
   // Both pools bf16: the block-pair kernel (pair_kernel.cuh).
   static const AttendVariant same = make_pair_attend_variant<512>();
 #if defined(SMLA_KERNEL_PRESET_ALL)
-  static const AttendVariant with_fp8_ds_mla = make_attend_variant<Bf16Groups<512>, Fp8DsMlaGroups>();
-  static const AttendVariant with_int8_ds_mla = make_attend_variant<Bf16Groups<512>, Int8DsMlaGroups>();
+  static const AttendVariant with_fp8_ds_mla =
+      make_attend_variant<Bf16Groups<512>, Fp8DsMlaGroups>();
+  static const AttendVariant with_int8_ds_mla =
+      make_attend_variant<Bf16Groups<512>, Int8DsMlaGroups>();
   if (extra == KvFormat::fp8_ds_mla) return &with_fp8_ds_mla;
   if (extra == KvFormat::int8_ds_mla) return &with_int8_ds_mla;
 #endif

@@ -12,7 +12,8 @@ const AttendVariant* attend_variant_fp8_ds_mla(KvFormat extra) {
   static const AttendVariant same = make_attend_variant<Fp8DsMlaGroups, Fp8DsMlaGroups>();
 #if defined(SMLA_KERNEL_PRESET_ALL)
   static const AttendVariant with_bf16 = make_attend_variant<Fp8DsMlaGroups, Bf16Groups<512>>();
-  static const AttendVariant with_int8_ds_mla = make_attend_variant<Fp8DsMlaGroups, Int8DsMlaGroups>();
+  static const AttendVariant with_int8_ds_mla =
+      make_attend_variant<Fp8DsMlaGroups, Int8DsMlaGroups>();
   if (extra == KvFormat::bf16) return &with_bf16;
   if (extra == KvFormat::int8_ds_mla) return &with_int8_ds_mla;
 #endif

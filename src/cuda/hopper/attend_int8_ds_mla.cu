@@ -12,7 +12,8 @@ const AttendVariant* attend_variant_int8_ds_mla(KvFormat extra) {
   static const AttendVariant same = make_attend_variant<Int8DsMlaGroups, Int8DsMlaGroups>();
 #if defined(SMLA_KERNEL_PRESET_ALL)
   static const AttendVariant with_bf16 = make_attend_variant<Int8DsMlaGroups, Bf16Groups<512>>();
-  static const AttendVariant with_fp8_ds_mla = make_attend_variant<Int8DsMlaGroups, Fp8DsMlaGroups>();
+  static const AttendVariant with_fp8_ds_mla =
+      make_attend_variant<Int8DsMlaGroups, Fp8DsMlaGroups>();
   if (extra == KvFormat::bf16) return &with_bf16;
   if (extra == KvFormat::fp8_ds_mla) return &with_fp8_ds_mla;
 #endif

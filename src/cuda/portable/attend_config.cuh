@@ -77,7 +77,8 @@ struct AttendConfig {
   static constexpr int Q_OFF = 0;                                // [HT][QS] bf16
   static constexpr int RING_OFF = Q_OFF + HT * QS * 2;           // [STAGES][BN] rows
   static constexpr int TILE_OFF = RING_OFF + STAGES * BN * RING_ROW_BYTES;  // [BN][KS] bf16
-  static constexpr int SPART_OFF = TILE_OFF + (ANY_CONVERT ? BN * KS * 2 : 0);  // [KSPLIT][HT][BN] f32
+  // [KSPLIT][HT][BN] f32
+  static constexpr int SPART_OFF = TILE_OFF + (ANY_CONVERT ? BN * KS * 2 : 0);
   static constexpr int P_OFF = SPART_OFF + KSPLIT * HT * BN * 4;  // [HT][PS] bf16
   static constexpr int P_LO_OFF = P_OFF + HT * PS * 2;           // [HT][PS] bf16 (P - P_hi)
   static constexpr int ALPHA_OFF = P_LO_OFF + HT * PS * 2;        // [HT] f32 rescale of O rows

@@ -10,7 +10,8 @@ namespace smla::portable {
 // A pool as the kernels see it (smla::KvPool minus the host-only fields).
 struct PoolView {
   const uint8_t* data = nullptr;    // block b at data + b * block_stride
-  const uint8_t* scales = nullptr;  // int8_ds_mla split form: block b at scales + b * scale_block_stride
+  // int8_ds_mla split form: block b at scales + b * scale_block_stride
+  const uint8_t* scales = nullptr;
   int64_t block_stride = 0;         // bytes
   int64_t scale_block_stride = 0;   // bytes
   int64_t slots = 0;                // valid slot ids are [0, slots)

@@ -69,7 +69,8 @@ __device__ int32_t block_exclusive_scan(int32_t n, int32_t* out, BlockScan::Temp
   return carry;
 }
 
-__global__ void __launch_bounds__(kPlanThreads) plan_kernel(const __grid_constant__ PlanKernelParams p) {
+__global__ void __launch_bounds__(kPlanThreads)
+    plan_kernel(const __grid_constant__ PlanKernelParams p) {
   __shared__ BlockScan::TempStorage tmp;
   const int32_t first_split = p.whole_rounds * p.partitions;  // whole tokens come first
   const int32_t work = block_exclusive_scan(p.tokens, p.work_prefix, tmp, [&](int32_t i) {

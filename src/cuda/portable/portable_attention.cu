@@ -86,7 +86,9 @@ Status plan_size(const AttendArgs& args, const cuda_backend::DeviceInfo& info, s
   Schedule s;
   const AttendVariant* variant = nullptr;
   if (Status st = schedule_for(args, info, &s, &variant); !st.ok()) return st;
-  *bytes = s.strategy == kSplit ? static_cast<size_t>(split_plan_layout(args, s.partitions).bytes()) : 0;
+  *bytes = s.strategy == kSplit
+               ? static_cast<size_t>(split_plan_layout(args, s.partitions).bytes())
+               : 0;
   return Status::success();
 }
 
@@ -105,7 +107,9 @@ Status workspace_size(const AttendArgs& args, const cuda_backend::DeviceInfo& in
   const AttendVariant* variant = nullptr;
   if (Status st = schedule_for(args, info, &s, &variant); !st.ok()) return st;
   *bytes = 0;
-  if (s.strategy == kSplit) *bytes = split_workspace_bytes(args, split_plan_layout(args, s.partitions));
+  if (s.strategy == kSplit) {
+    *bytes = split_workspace_bytes(args, split_plan_layout(args, s.partitions));
+  }
   return Status::success();
 }
 
