@@ -1,26 +1,24 @@
 #!/usr/bin/env bash
-# The device probes that tools/gpu-suite builds and runs on a GPU machine (tools/*.cu) compile
-# here too, with the flags the suite gives them, so that a change to a header they include
-# shows in CI rather than as a failed step of a device run. They are not run: they need a GPU.
-# Run by ctest (tests/CMakeLists.txt) in builds with CUDA.
+# tools/build-device-probe builds every device probe that tools/gpu-suite runs on a GPU machine
+# (tools/*.cu) here too, so that a change to a header they include shows in CI rather than as
+# a failed step of a device run (they are not run: they need a GPU); it refuses an unknown
+# probe and a wrong argument count. Run by ctest (tests/CMakeLists.txt) in builds with CUDA.
 #
-# Usage: test_device_probes.sh NVCC REPO
+# Usage: test_device_probes.sh NVCC BUILD_DEVICE_PROBE
 set -u
-nvcc=$1 repo=$2
+nvcc=$1 build_probe=$2
 # shellcheck source=checks.sh
 source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
-compiles() {  # compiles PROBE NVCC_FLAGS...: tools/PROBE.cu builds
-  local probe=$1 log
-  shift
-  if ! log=$("$nvcc" -std=c++17 "$@" "$repo/tools/$probe.cu" -o "$dir/$probe" 2>&1); then
-    echo "FAIL: tools/$probe.cu does not compile:"
+for probe in cluster-occupancy dsmem-stores l2-gather-reps; do
+  if ! log=$(NVCC=$nvcc "$build_probe" "$probe" "$dir" 2>&1); then
+    echo "FAIL: tools/$probe.cu does not build:"
     echo "$log"
     failures=$((failures + 1))
   fi
-}
+  expect "tools/$probe.cu built as OUT_DIR/$probe" '^yes$' "$([ -x "$dir/$probe" ] && echo yes)"
+done
+expect_exit "an unknown probe" 2 "$build_probe" nope "$dir"
+expect_exit "one argument" 2 "$build_probe" l2-gather-reps
 
-compiles cluster-occupancy -arch=sm_90
-compiles dsmem-stores -arch=sm_90a -I "$repo/src"
-compiles l2-gather-reps -arch=sm_90
-[ "$failures" -eq 0 ] && echo "PASS: device probes compile" || exit 1
+[ "$failures" -eq 0 ] && echo "PASS: device probes build" || exit 1
