@@ -1,5 +1,5 @@
 // The one JSON object a command prints under --json. Only what the tool emits is supported:
-// objects, arrays of objects, strings or numbers, strings, numbers, booleans; a non-finite
+// objects; arrays of objects, strings or numbers; strings, numbers, booleans. A non-finite
 // number (an lse of +inf, a missing anchor) becomes null because JSON has no infinities.
 #pragma once
 

@@ -1,7 +1,8 @@
 // A row's timed repetitions in three numbers: the median that `smla bench` reports, and the
-// fastest and slowest repetition beside it. The spread tells a row whose process ran slow in
-// every repetition (its time moved between processes, not within one) from one whose
-// repetitions scatter (the card's clocks or power moving during the runs).
+// fastest and slowest repetition beside it. The spread tells a row whose every repetition
+// moved between runs from one whose repetitions scatter within a run (the card's clocks, or
+// launches in two states, as the h_q = 128 d_qk 576 prefill rows': perf-notes Findings s68),
+// where the median depends on how many repetitions ran slow.
 #pragma once
 
 #include <algorithm>
