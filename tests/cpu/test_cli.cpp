@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -170,6 +171,16 @@ class Cli : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << options << ": " << r.out;
     EXPECT_EQ(r.out.find("\"check_passed\":false"), std::string::npos) << options << ": " << r.out;
     return r;
+  }
+  // `smla bench OPTION` with --backend cpu or auto is a usage error (exit 2) that asks for a
+  // forced GPU path: options that only mean something on a GPU.
+  static void expect_bench_needs_a_gpu_path(const std::string& option) {
+    for (const char* backend : {"cpu", "auto"}) {
+      const CliResult r =
+          run_cli("bench --quick " + option + " --backend " + backend + " 2>&1");
+      EXPECT_EQ(r.exit_code, 2) << option << ", " << backend << ": " << r.out;
+      EXPECT_NE(r.out.find("--backend hopper or portable"), std::string::npos) << r.out;
+    }
   }
   // `smla bench --backend cpu OPTION VALUE` is a usage error (exit 2) for every value.
   static void expect_bench_rejects(const char* option, std::initializer_list<const char*> values) {
@@ -490,8 +501,10 @@ TEST_F(Cli, BenchReportsTheHostTimeOfEachPhase) {
 // the text's `reps` lines: whether a row's median stands for all of its repetitions.
 TEST_F(Cli, BenchReportsTheSpreadOfEachRowsRepetitions) {
   const CliResult r = run_passing_bench("--reps 3");
+  // Every repetition, in the order it ran, follows as reps_us.
   const std::regex times(
-      "\"us\":([-0-9.e+]+),\"us_min\":([-0-9.e+]+),\"us_max\":([-0-9.e+]+)");
+      "\"us\":([-0-9.e+]+),\"us_min\":([-0-9.e+]+),\"us_max\":([-0-9.e+]+),"
+      "\"reps_us\":\\[([-0-9.e+]+),([-0-9.e+]+),([-0-9.e+]+)\\]");
   int rows = 0;
   for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), times);
        it != std::sregex_iterator(); ++it) {
@@ -502,6 +515,10 @@ TEST_F(Cli, BenchReportsTheSpreadOfEachRowsRepetitions) {
     EXPECT_GT(fastest, 0.0) << (*it)[0].str();
     EXPECT_LE(fastest, median) << (*it)[0].str();
     EXPECT_LE(median, slowest) << (*it)[0].str();
+    std::vector<double> each{std::stod((*it)[4].str()), std::stod((*it)[5].str()),
+                             std::stod((*it)[6].str())};
+    EXPECT_EQ(*std::min_element(each.begin(), each.end()), fastest) << (*it)[0].str();
+    EXPECT_EQ(*std::max_element(each.begin(), each.end()), slowest) << (*it)[0].str();
   }
   EXPECT_EQ(rows, 4) << r.out;
 
@@ -591,12 +608,7 @@ TEST_F(Cli, BenchSigmaSetsTheSpreadOfEveryRowsData) {
 // the row's own time.
 TEST_F(Cli, BenchPlacementsTimesEachGpuRowOnMoreUploadsOfItsData) {
   expect_bench_rejects("--placements", {"0", "9", "x"});
-  for (const char* backend : {"cpu", "auto"}) {
-    const CliResult r =
-        run_cli(std::string("bench --quick --placements 2 --backend ") + backend + " 2>&1");
-    EXPECT_EQ(r.exit_code, 2) << r.out;
-    EXPECT_NE(r.out.find("--backend hopper or portable"), std::string::npos) << r.out;
-  }
+  expect_bench_needs_a_gpu_path("--placements 2");
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the GPU rows' part needs one";
   const CliResult r =
       run_cli("bench --quick --backend portable --rows decode --placements 3 --json");
@@ -615,6 +627,27 @@ TEST_F(Cli, BenchPlacementsTimesEachGpuRowOnMoreUploadsOfItsData) {
   EXPECT_EQ(text.exit_code, 0) << text.out;
   EXPECT_TRUE(std::regex_search(
       text.out, std::regex(R"(\nplacements \| [^|]+ \| [0-9.]+ / [0-9.]+ \| [0-9.]+%)")))
+      << text.out;
+}
+
+// --rep-gap leaves a GPU idle before each repetition: a usage error without a forced GPU path or
+// outside 0..1000 ms; on a GPU the report says so and the timed runs take at least the gaps.
+TEST_F(Cli, BenchRepGapIdlesTheGpuBeforeEachRepetition) {
+  expect_bench_rejects("--rep-gap", {"-1", "1001", "x"});
+  expect_bench_needs_a_gpu_path("--rep-gap 5");
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the GPU rows' part needs one";
+  const CliResult r =
+      run_cli("bench --quick --backend portable --rows decode --reps 4 --rep-gap 50 --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"rep_gap_ms\":50"), std::string::npos) << r.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("\"timing_s\":([0-9.e+-]+)"))) << r.out;
+  EXPECT_GE(std::stod(m[1].str()), 4 * 0.050) << "four repetitions, each after 50 ms idle";
+
+  const CliResult text =
+      run_cli("bench --quick --backend portable --rows decode --rep-gap 1");
+  EXPECT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("each repetition after 1 ms of the device idle"), std::string::npos)
       << text.out;
 }
 

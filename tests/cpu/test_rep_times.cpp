@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 namespace smla::cli {
 namespace {
@@ -15,6 +16,7 @@ TEST(RepTimes, GivesTheMinimumTheUpperMedianAndTheMaximumInAnyOrder) {
   EXPECT_EQ(odd.min_s, 1.0);
   EXPECT_EQ(odd.median_s, 3.0);
   EXPECT_EQ(odd.max_s, 5.0);
+  EXPECT_EQ(odd.in_order_s, (std::vector<double>{5.0, 1.0, 4.0, 2.0, 3.0}));
 
   // Element reps / 2 of the sorted times, as the bench's median was before the spread.
   const RepTimes even = summarize_reps({4.0, 1.0, 3.0, 2.0});
@@ -35,6 +37,7 @@ TEST(RepTimes, NoRepetitionsMeasureNothing) {
   EXPECT_TRUE(std::isnan(none.min_s));
   EXPECT_TRUE(std::isnan(none.median_s));
   EXPECT_TRUE(std::isnan(none.max_s));
+  EXPECT_TRUE(none.in_order_s.empty());
 }
 
 }  // namespace

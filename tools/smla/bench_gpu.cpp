@@ -9,11 +9,13 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <thread>
 #include <utility>
 #include <vector>
 #include <string>
@@ -71,10 +73,12 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
-// Times work on a stream: L2 flush, event, work, event; `reps` times.
+// Times work on a stream: L2 flush, event, work, event; `reps` times, each repetition after
+// `gap` of the device idle (the previous repetition synchronized) when that is not zero.
 class Timer {
  public:
-  explicit Timer(cudaStream_t stream) : stream_(stream), flush_(kFlushBytes) {
+  Timer(cudaStream_t stream, std::chrono::milliseconds gap)
+      : stream_(stream), gap_(gap), flush_(kFlushBytes) {
     cuda_check(cudaEventCreate(&start_), "cudaEventCreate");
     cuda_check(cudaEventCreate(&stop_), "cudaEventCreate");
   }
@@ -94,6 +98,7 @@ class Timer {
   RepTimes time_reps(int reps, const std::function<void()>& work) {
     std::vector<double> times;
     for (int r = 0; r < reps; ++r) {
+      if (gap_.count() > 0) std::this_thread::sleep_for(gap_);
       flush_l2(r);
       cuda_check(cudaEventRecord(start_, stream_), "cudaEventRecord");
       work();
@@ -108,6 +113,7 @@ class Timer {
 
  private:
   cudaStream_t stream_;
+  std::chrono::milliseconds gap_;
   DeviceBuffer flush_;
   cudaEvent_t start_ = nullptr;
   cudaEvent_t stop_ = nullptr;
@@ -400,6 +406,7 @@ std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::strin
 
   BenchReport report;
   report.gpu = true;
+  report.rep_gap_ms = options.rep_gap_ms;
   const char* forced = std::getenv("SMLA_BACKEND");
   report.backend = "cuda:0 " + device.name + " (cc " + std::to_string(device.cc_major) + "." +
                    std::to_string(device.cc_minor) + ", " + std::to_string(device.sm_count) +
@@ -415,7 +422,7 @@ std::optional<BenchReport> run_gpu_bench(const BenchOptions& options, std::strin
     report.sm_clock_unavailable = clock->why_unavailable();
   }
   {
-    Timer timer(stream);
+    Timer timer(stream, std::chrono::milliseconds(options.rep_gap_ms));
     report.ceilings = measure_ceilings(stream, timer, reps);
     for (const SelectedRow& selection : selected) {
       const Anchor& anchor = kAnchors[selection.anchor];

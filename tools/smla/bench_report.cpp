@@ -121,6 +121,10 @@ void print_report(const BenchReport& report) {
     std::printf("ceilings: device-to-device copy %s GB/s, cuBLAS bf16 GEMM 8192^3 %s TFLOP/s\n",
                 number(report.ceilings.copy_gbps, "%.0f").c_str(),
                 number(report.ceilings.gemm_tflops, "%.0f").c_str());
+    if (report.rep_gap_ms > 0) {
+      std::printf("each repetition after %d ms of the device idle (--rep-gap)\n",
+                  report.rep_gap_ms);
+    }
   }
   // Columns as wide as their widest entry, so that a long pool list or a sigma label does
   // not push the numbers out of line.
@@ -196,6 +200,11 @@ JsonObject report_json(const BenchReport& report) {
     json.add("us", t ? row.seconds * 1e6 : kNotMeasured);
     json.add("us_min", t ? row.rep_min_s * 1e6 : kNotMeasured);
     json.add("us_max", t ? row.rep_max_s * 1e6 : kNotMeasured);
+    if (t) {
+      std::vector<double> reps_us;
+      for (const double seconds : row.rep_seconds) reps_us.push_back(seconds * 1e6);
+      json.add("reps_us", reps_us);
+    }
     json.add("tokens_per_s", t ? row.tokens_per_s() : kNotMeasured);
     json.add("tflops", t ? row.tflops() : kNotMeasured);
     json.add("gbps", t ? row.gbps() : kNotMeasured);
@@ -226,6 +235,7 @@ JsonObject report_json(const BenchReport& report) {
     out.add("sm_clock_unavailable", report.sm_clock_unavailable);
   }
   if (report.gpu) {
+    out.add("rep_gap_ms", report.rep_gap_ms);
     out.add("ceilings", JsonObject()
                             .add("copy_gbps", report.ceilings.copy_gbps)
                             .add("gemm_bf16_tflops", report.ceilings.gemm_tflops));

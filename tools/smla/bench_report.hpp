@@ -29,6 +29,7 @@ struct BenchOptions {
   double sigma = kBenchSigma;      // spread of the random q and kv (--sigma)
   bool timeline = false;  // print each GPU row's kernel timeline (--timeline, timeline builds)
   int placements = 1;     // GPU rows: timed on this many uploads of their data (--placements)
+  int rep_gap_ms = 0;     // GPU: the device left idle this long before each repetition
 
   // `workload` with --heads, --tokens, --format and --sigma applied: what a row runs and what
   // --match sees.
@@ -50,6 +51,7 @@ struct BenchRow {
   double seconds = kNotMeasured;    // median over reps; set only when the check passed
   double rep_min_s = kNotMeasured;  // the fastest and slowest of the reps beside it
   double rep_max_s = kNotMeasured;
+  std::vector<double> rep_seconds;  // every repetition in the order they ran
   double bytes = kNotMeasured;      // decode rows: BENCHMARKS.md byte count
   double anchor_us = kNotMeasured;  // FlashMLA on an H200, for GPU anchor rows
   // Host wall seconds of the row's phases, to plan runs by: making its data (and on the GPU
@@ -68,6 +70,7 @@ struct BenchRow {
     seconds = t.median_s;
     rep_min_s = t.min_s;
     rep_max_s = t.max_s;
+    rep_seconds = t.in_order_s;
   }
   bool timed() const { return !std::isnan(seconds); }
   double tflops() const { return workload.flops() / seconds * 1e-12; }
@@ -87,6 +90,7 @@ struct BenchReport {
   Ceilings ceilings;
   std::vector<BenchRow> rows;
   std::string sm_clock_unavailable;  // GPU: why no row's SM clock was sampled ("" if sampled)
+  int rep_gap_ms = 0;                // GPU: the device idle this long before each repetition
 
   // Every row that ran passed its check, and at least one ran.
   bool all_passed() const;

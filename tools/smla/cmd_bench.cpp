@@ -21,7 +21,7 @@ const CommandSpec kSpec{
     "bench",
     "smla bench [--rows prefill|decode|all] [--match TEXT] [--heads N] [--tokens N] [--format F]\n"
     "                  [--sigma S] [--reps N] [--backend B] [--quick] [--timeline]\n"
-    "                  [--placements N]",
+    "                  [--placements N] [--rep-gap MS]",
     "Runs DeepSeek-V3.2 (d_qk 576, fp8_v32, 128 heads, top-k 2048) and V4 (d_qk 512, fp8_ds_mla,\n"
     "64 heads, sink, extra pool) shaped prefill and decode workloads. Each row is first checked\n"
     "against a float64 evaluation of SPEC section 1 on a sample of tokens with SPEC's tolerances;\n"
@@ -57,7 +57,11 @@ const CommandSpec kSpec{
      {"--placements", "N",
       "with --backend hopper or portable, time each row again on N - 1 more uploads of its data "
       "(1..8, default 1), all held at once so that each sits at other addresses, and print "
-      "each upload's median: whether a row's time depends on where its buffers lie"}},
+      "each upload's median: whether a row's time depends on where its buffers lie"},
+     {"--rep-gap", "MS",
+      "on a GPU, leave the device idle MS milliseconds (0..1000, default 0) before each timed "
+      "repetition: whether a row's slow repetitions come from the card's power or clock state "
+      "after the previous ones"}},
     0,
     0};
 
@@ -122,6 +126,11 @@ int bench_command(const std::vector<std::string>& argv) {
   if (options.placements > 1 && options.backend != "hopper" && options.backend != "portable") {
     throw usage_error(
         "--placements times GPU rows at several addresses: add --backend hopper or portable");
+  }
+  options.rep_gap_ms = static_cast<int>(args.integer("--rep-gap", 0, 0, 1000));
+  if (options.rep_gap_ms > 0 && options.backend != "hopper" && options.backend != "portable") {
+    throw usage_error(
+        "--rep-gap idles a GPU between repetitions: add --backend hopper or portable");
   }
   // The library reads SMLA_BACKEND to force a GPU path (SPEC §6); set it before any call.
   if (options.backend == "portable" || options.backend == "hopper") {

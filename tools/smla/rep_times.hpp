@@ -1,8 +1,9 @@
 // A row's timed repetitions in three numbers: the median that `smla bench` reports, and the
-// fastest and slowest repetition beside it. The spread tells a row whose every repetition
-// moved between runs from one whose repetitions scatter within a run (the card's clocks, or
-// launches in two states, as the h_q = 128 d_qk 576 prefill rows': perf-notes Findings s68),
-// where the median depends on how many repetitions ran slow.
+// fastest and slowest repetition beside it; and all of them in the order they ran (`--json`).
+// The spread tells a row whose every repetition moved between runs from one whose repetitions
+// scatter within a run (the card's clocks, or launches in two states, as the h_q = 128 d_qk 576
+// prefill rows': perf-notes Findings s68), where the median depends on how many repetitions
+// ran slow.
 #pragma once
 
 #include <algorithm>
@@ -16,11 +17,13 @@ struct RepTimes {
   double min_s = NAN;
   double median_s = NAN;  // the upper median for an even count: element reps / 2 in order
   double max_s = NAN;
+  std::vector<double> in_order_s;  // every repetition, in the order they ran
 };
 
 inline RepTimes summarize_reps(std::vector<double> seconds) {
   RepTimes t;
   t.reps = static_cast<int>(seconds.size());
+  t.in_order_s = seconds;
   if (seconds.empty()) return t;
   const auto [lo, hi] = std::minmax_element(seconds.begin(), seconds.end());
   t.min_s = *lo;
