@@ -102,12 +102,20 @@ inline constexpr const char* kCombinePointNames[] = {"combine: block begins (wai
 static_assert(sizeof kCombinePointNames / sizeof kCombinePointNames[0] == kCombinePoints,
               "one name per combine point");
 
+// An attention CTA's SM cycle counter (%clock64) at two of its points, read in the same instant
+// as their %globaltimer marks: cycles over nanoseconds between them is the clock the CTA's SM
+// ran at, whatever the clock NVML reports (perf-notes Next 34).
+enum CyclePoint : int { kEntryCycles, kDoneCycles, kCyclePoints };
+
 // CTAs (and combine blocks) past the first kMaxCtas record nothing.
 inline constexpr int kMaxCtas = 1024;
-// The records: [kMaxCtas][kPoints] attention marks, then [kMaxCtas][kCombinePoints].
+// The records: [kMaxCtas][kPoints] attention marks, then [kMaxCtas][kCombinePoints], then
+// [kMaxCtas][kCyclePoints] attention cycle counts.
 inline constexpr size_t kAttendWords = size_t{kMaxCtas} * kPoints;
 inline constexpr size_t kCombineWords = size_t{kMaxCtas} * kCombinePoints;
-inline constexpr size_t kBytes = kEnabled ? 8 * (kAttendWords + kCombineWords) : 0;
+inline constexpr size_t kCycleWords = size_t{kMaxCtas} * kCyclePoints;
+inline constexpr size_t kWords = kAttendWords + kCombineWords + kCycleWords;
+inline constexpr size_t kBytes = kEnabled ? 8 * kWords : 0;
 static_assert(kBytes % 256 == 0, "the workspace regions after the records stay aligned");
 
 #if defined(__CUDACC__)
@@ -134,6 +142,22 @@ __device__ __forceinline__ void mark(uint64_t* records, int row_words, int point
 __device__ __forceinline__ void mark(uint64_t* records, Point point, bool when,
                                      uint32_t after = 0) {
   mark(records, kPoints, point, when, after);
+}
+
+// An attention CTA's point, as mark() records it, and in the same instant its SM's cycle count
+// as `cycles`.
+__device__ __forceinline__ void mark_with_cycles(uint64_t* records, Point point,
+                                                 CyclePoint cycles, bool when) {
+#if defined(SMLA_KERNEL_TIMELINE)
+  if (!when || records == nullptr || blockIdx.x >= kMaxCtas) return;
+  uint64_t t, c;
+  asm volatile("mov.u64 %0, %%globaltimer;\n mov.u64 %1, %%clock64;" : "=l"(t), "=l"(c) : :
+               "memory");
+  records[blockIdx.x * kPoints + point] = t;
+  records[kAttendWords + kCombineWords + blockIdx.x * kCyclePoints + cycles] = c;
+#else
+  (void)records, (void)point, (void)cycles, (void)when;
+#endif
 }
 
 // Phase `phase` of a change of item, where `item` is the CTA's item at hand (the one whose

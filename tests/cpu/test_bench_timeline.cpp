@@ -15,7 +15,7 @@ namespace smla::cli {
 namespace {
 
 std::vector<uint64_t> empty_records() {
-  return std::vector<uint64_t>(timeline::kAttendWords + timeline::kCombineWords, 0);
+  return std::vector<uint64_t>(timeline::kWords, 0);
 }
 
 void set_mark(std::vector<uint64_t>& records, int cta, timeline::Point point, uint64_t ns) {
@@ -26,6 +26,12 @@ void set_combine_mark(std::vector<uint64_t>& records, int block, timeline::Combi
                       uint64_t ns) {
   records[timeline::kAttendWords + static_cast<size_t>(block) * timeline::kCombinePoints +
           point] = ns;
+}
+
+void set_cycles(std::vector<uint64_t>& records, int cta, timeline::CyclePoint point,
+                uint64_t cycles) {
+  records[timeline::kAttendWords + timeline::kCombineWords +
+          static_cast<size_t>(cta) * timeline::kCyclePoints + point] = cycles;
 }
 
 // The line of the table that starts with `name`.
@@ -79,6 +85,25 @@ TEST(BenchTimeline, PercentilesSeparateMostCtasFromTheLast) {
   EXPECT_EQ(line_of(describe_timeline(records), "kernel entered"),
             "  kernel entered                                20      0.00      1.00     10.00"
             "     17.00     19.00");
+}
+
+// Each CTA's SM clock is its cycles over its nanoseconds from its entry to consumer 0's end;
+// a CTA missing any of the four values is left out.
+TEST(BenchTimeline, SmClockPerCtaIsCyclesOverNanosecondsFromEntryToDone) {
+  std::vector<uint64_t> records = empty_records();
+  // CTA 0: 1980 cycles in 1000 ns; CTA 1: 1800 in 1000; CTA 2: 3600 in 2000; CTA 3 no end.
+  const uint64_t ns[4] = {1000, 1000, 2000, 0};
+  const uint64_t cycles[4] = {1980, 1800, 3600, 0};
+  for (int cta = 0; cta < 4; ++cta) {
+    set_mark(records, cta, timeline::kEntry, 5'000'000);
+    set_cycles(records, cta, timeline::kEntryCycles, 70'000'000);
+    if (ns[cta] == 0) continue;
+    set_mark(records, cta, timeline::kConsumerDone, 5'000'000 + ns[cta]);
+    set_cycles(records, cta, timeline::kDoneCycles, 70'000'000 + cycles[cta]);
+  }
+  EXPECT_EQ(line_of(describe_timeline(records), "cycles / ns (%clock64 / %globaltimer)"),
+            "  cycles / ns (%clock64 / %globaltimer)          3   1800.00   1800.00   1800.00"
+            "   1980.00   1980.00");
 }
 
 TEST(BenchTimeline, RecordsWithoutAnEntrySayNoKernelMarked) {

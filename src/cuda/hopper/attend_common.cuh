@@ -105,7 +105,8 @@ __device__ __forceinline__ void run_items(const AttendParams& p, Role& role) {
     role.run_item(token, head0, lo, hi, segment);
   });
   timeline::mark(p.timeline, timeline::kProducerDone, threadIdx.x == 0);
-  timeline::mark(p.timeline, timeline::kConsumerDone, threadIdx.x == 128);
+  timeline::mark_with_cycles(p.timeline, timeline::kConsumerDone, timeline::kDoneCycles,
+                             threadIdx.x == 128);
 }
 
 // Called by every consumer thread when it starts: copies the sink values of the CTA's head tile

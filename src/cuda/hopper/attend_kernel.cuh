@@ -454,7 +454,8 @@ __global__ void __launch_bounds__(HopperConfig<MainRows, ExtraRows>::THREADS, 1)
   extern __shared__ __align__(16) uint8_t smem_raw[];
   uint8_t* base = smem_raw + ((1024 - ptx::smem_u32(smem_raw) % 1024) % 1024);
   const SharedState<C> s(base);
-  timeline::mark(p.timeline, timeline::kEntry, threadIdx.x == 0);
+  timeline::mark_with_cycles(p.timeline, timeline::kEntry, timeline::kEntryCycles,
+                             threadIdx.x == 0);
   ptx::allow_dependent_launch();  // a split call's combine (portable::CombineLaunch)
   if (threadIdx.x == 0) {
     ClaimQueue::init();
