@@ -1,6 +1,7 @@
 // Whether the card's own gather rate moves between launches, as the h_q = 128 d_qk 576 prefill
 // rows' repetitions do (perf-notes Findings s68: 5-14% between the fastest and the slowest of
-// twenty, every CTA slower by the same share, while the h_q = 64 rows stay within 1%). No
+// twenty, while the h_q = 64 rows stay within 1%). On an H100 they do not (perf-log s69): the
+// attention rows' slow repetitions are the SM clock after back-to-back load. No
 // attention here: each CTA reads the 1152-byte rows (a bf16 d_qk 576 row) that random indices
 // select, 2048 per token, 4096 tokens, with 16-byte loads and nothing else, and every launch is
 // timed as `smla bench` times a row: 256 MiB written before it (the L2 flush), CUDA events

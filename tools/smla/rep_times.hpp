@@ -1,9 +1,9 @@
 // A row's timed repetitions in three numbers: the median that `smla bench` reports, and the
 // fastest and slowest repetition beside it; and all of them in the order they ran (`--json`).
 // The spread tells a row whose every repetition moved between runs from one whose repetitions
-// scatter within a run (the card's clocks, or launches in two states, as the h_q = 128 d_qk 576
-// prefill rows': perf-notes Findings s68), where the median depends on how many repetitions
-// ran slow.
+// scatter within a run (the card's clocks, as the h_q = 128 d_qk 576 prefill rows', whose later
+// repetitions run at a lower SM clock: perf-notes Findings s69), where the median depends on
+// how many repetitions ran slow.
 #pragma once
 
 #include <algorithm>
