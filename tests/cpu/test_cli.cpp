@@ -651,6 +651,30 @@ TEST_F(Cli, BenchRepGapIdlesTheGpuBeforeEachRepetition) {
       << text.out;
 }
 
+// On a GPU that NVML reads, each timed row's clock comes with the GPU's energy over its timed
+// runs (NVML's counter, on every GPU since Volta): millijoules per repetition and mean watts,
+// in JSON and as the text's `energy` lines.
+TEST_F(Cli, BenchGivesEachGpuRowsEnergyWhereNvmlReadsTheDevice) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the GPU rows' part needs one";
+  const CliResult r = run_cli("bench --quick --backend portable --rows decode --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  if (r.out.find("\"sm_clock_unavailable\"") != std::string::npos) {
+    GTEST_SKIP() << "NVML does not read this device: " << r.out;
+  }
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.out, m, std::regex("\"energy_mj_per_rep\":([0-9.e+-]+),\"mean_w\":([0-9.e+-]+)")))
+      << r.out;
+  EXPECT_GT(std::stod(m[1].str()), 0.0);
+  EXPECT_GT(std::stod(m[2].str()), 10.0) << "a busy GPU draws more than 10 W";
+
+  const CliResult text = run_cli("bench --quick --backend portable --rows decode");
+  EXPECT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_TRUE(std::regex_search(
+      text.out, std::regex(R"(\nenergy \| decode [^|]+ \| [0-9.]+ mJ \| [0-9]+ W)")))
+      << text.out;
+}
+
 // --timeline needs a timeline build and the Hopper path: without either it is a usage error
 // that names what is missing (a build without the timeline says how to configure one).
 TEST_F(Cli, BenchTimelineNeedsATimelineBuildAndTheHopperPath) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <string>
 #include <thread>
 
@@ -27,6 +28,11 @@ TEST(SmClockSampler, ReadsTheClockAndItsReasonsWhileRunning) {
   EXPECT_GT(stats.mean_mhz, 1500.0);
   EXPECT_LT(stats.mean_mhz, 1980.0);
   EXPECT_EQ(stats.reasons, 0x4ull);
+  // The energy counter is read at start() and stop() only: the stand-in's one step.
+  ASSERT_TRUE(stats.energy_measured);
+  EXPECT_EQ(stats.energy_mj, 700u);
+  EXPECT_GE(stats.span_s, 0.020);
+  EXPECT_DOUBLE_EQ(stats.mean_watts(), 0.7 / stats.span_s);
 }
 
 TEST(SmClockSampler, EachSpanStartsAfresh) {
@@ -51,7 +57,10 @@ TEST(SmClockSampler, UnavailableWithoutTheLibraryOrTheDevice) {
   EXPECT_FALSE(no_library.available());
   EXPECT_EQ(no_library.why_unavailable(), "cannot load libsmla-no-such-nvml.so");
   no_library.start();  // samples nothing, and says so
-  EXPECT_FALSE(no_library.stop().measured());
+  const SmClockStats none = no_library.stop();
+  EXPECT_FALSE(none.measured());
+  EXPECT_FALSE(none.energy_measured);
+  EXPECT_TRUE(std::isnan(none.mean_watts()));
 
   SmClockSampler other_device("0000:02:00.0", SMLA_FAKE_NVML_PATH);
   EXPECT_FALSE(other_device.available());

@@ -2,13 +2,15 @@
 // tools/smla/sm_clock_sampler.cpp uses, so that the sampler is tested on machines without a
 // GPU (tests/cpu/test_sm_clock_sampler.cpp): one device, at PCI bus id 0000:01:00.0, whose SM
 // clock alternates between 1500 and 1980 MHz from one read to the next, with SwPowerCap (0x4)
-// set in its clock event reasons while it reads 1500.
+// set in its clock event reasons while it reads 1500, and whose energy counter grows by 700 mJ
+// from one read to the next.
 #include <cstring>
 
 namespace {
 
 struct Device {
   int clock_reads = 0;
+  unsigned long long energy_mj = 5000;
 } device;
 
 constexpr int kSuccess = 0;
@@ -39,6 +41,13 @@ int nvmlDeviceGetCurrentClocksEventReasons(Device* handle, unsigned long long* r
   if (handle != &device) return kInvalidArgument;
   // The reasons are read right after the clock: the last read was 1500 when the count is odd.
   *reasons = device.clock_reads % 2 == 1 ? 0x4 : 0;
+  return kSuccess;
+}
+
+int nvmlDeviceGetTotalEnergyConsumption(Device* handle, unsigned long long* mj) {
+  if (handle != &device) return kInvalidArgument;
+  *mj = device.energy_mj;
+  device.energy_mj += 700;
   return kSuccess;
 }
 

@@ -3,7 +3,8 @@
 # logs, "-" for a row one log lacks, FAIL and "not run" instead of a ratio, the geometric
 # mean over the passing rows only (all, prefill, decode), the count of rows whose outputs
 # digests differ, the host seconds line, the SM clocks table where a log has `sm-clock` lines,
-# the repetitions table where a log has `reps` lines, and exit code 2 for a bad argument. Run by ctest (tests/CMakeLists.txt).
+# the repetitions table where a log has `reps` lines, the energy table where a log has `energy`
+# lines, and exit code 2 for a bad argument. Run by ctest (tests/CMakeLists.txt).
 #
 # Usage: test_bench_table.sh BENCH_TABLE
 set -u
@@ -26,6 +27,8 @@ host wall time: data and warm-up 31.5 s, checks 4.2 s, timed runs 1.7 s
 SM clock in each row's timed runs (NVML every 1 ms): samples, min / mean / max MHz, clock event reasons
 sm-clock | prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 | 40 | 1695 / 1912 / 1980 | SwPowerCap
 sm-clock | decode b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink | 3 | 1980 / 1980 / 1980 | Idle,SwPowerCap
+Energy of each row's timed runs (NVML's counter; flushes and gaps included): mJ per repetition, mean W
+energy | prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 | 2450.5 mJ | 655 W
 EOF
 cat >"$dir/b.log" <<EOF
 $header
@@ -63,8 +66,14 @@ expect "clock reasons, each once" '^clock event reasons seen +SwPowerCap,Idle +-
 expect "repetitions heading" '^row \(repetitions: \(max - min\) / median \(min us\)\) +new +old *$' \
   "$out"
 expect "a row's repetitions" '^decode b=2 .* +3\.0% \(9\.9\) +- *$' "$out"
+# The energy: the first log's prefill row only.
+expect "energy heading" '^row \(energy: mJ per repetition \(mean W\)\) +new +old *$' "$out"
+expect "a row's energy" '^prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 +2450\.5 \(655\) +- *$' \
+  "$out"
+expect "a row without energy" '^decode b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink +- +- *$' \
+  "$out"
 plain=$("$table" old="$dir/b.log")
-for table_title in 'SM MHz' 'repetitions:'; do
+for table_title in 'SM MHz' 'repetitions:' 'energy:'; do
   if grep -q "$table_title" <<<"$plain"; then
     echo "FAIL: a '$table_title' table without its lines"
     failures=$((failures + 1))

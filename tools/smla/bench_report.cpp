@@ -23,6 +23,27 @@ std::string check_text(const BenchRow& row) {
          (row.check.passed ? ")" : "");
 }
 
+// One line per timed GPU row whose energy NVML gave, `energy | KIND SHAPE | MJ mJ | W W`: the
+// GPU's energy over the row's timed runs per repetition, and their mean power (the flushes and
+// the host's gaps between repetitions included, --rep-gap's idle too): whether a row runs
+// against the card's power limit, which lowers its SM clock (perf-notes Findings s69).
+void print_energy(const BenchReport& report) {
+  bool any = false;
+  for (const BenchRow& row : report.rows) {
+    const SmClockStats& c = row.sm_clock;
+    if (!row.timed() || !c.energy_measured) continue;
+    if (!any) {
+      std::printf(
+          "Energy of each row's timed runs (NVML's counter; flushes and gaps included): mJ per "
+          "repetition, mean W\n");
+      any = true;
+    }
+    std::printf("energy | %s %s | %.1f mJ | %.0f W\n", row.workload.name.c_str(),
+                row.workload.shape_text().c_str(), static_cast<double>(c.energy_mj) / row.reps,
+                c.mean_watts());
+  }
+}
+
 // One line per timed GPU row, `sm-clock | KIND SHAPE | SAMPLES | MIN / MEAN / MAX | REASONS`
 // (tools/bench-table reads them by the row's kind and shape, as in the table).
 void print_sm_clocks(const BenchReport& report) {
@@ -40,6 +61,7 @@ void print_sm_clocks(const BenchReport& report) {
                 row.workload.shape_text().c_str(), c.samples, c.min_mhz, c.mean_mhz, c.max_mhz,
                 clock_event_reason_names(c.reasons).c_str());
   }
+  print_energy(report);
 }
 
 // One line per timed row, `reps | KIND SHAPE | REPS | MIN / MEDIAN / MAX | SPREAD`, SPREAD
@@ -219,12 +241,17 @@ JsonObject report_json(const BenchReport& report) {
     json.add("timing_s", row.timing_wall_s);
     if (row.timed() && row.sm_clock.measured()) {
       const SmClockStats& c = row.sm_clock;
-      json.add("sm_clock", JsonObject()
-                               .add("samples", c.samples)
-                               .add("min_mhz", int64_t{c.min_mhz})
-                               .add("mean_mhz", c.mean_mhz)
-                               .add("max_mhz", int64_t{c.max_mhz})
-                               .add("event_reasons", clock_event_reason_names(c.reasons)));
+      JsonObject clock;
+      clock.add("samples", c.samples)
+          .add("min_mhz", int64_t{c.min_mhz})
+          .add("mean_mhz", c.mean_mhz)
+          .add("max_mhz", int64_t{c.max_mhz})
+          .add("event_reasons", clock_event_reason_names(c.reasons));
+      if (c.energy_measured) {
+        clock.add("energy_mj_per_rep", static_cast<double>(c.energy_mj) / row.reps)
+            .add("mean_w", c.mean_watts());
+      }
+      json.add("sm_clock", clock);
     }
     rows.push_back(json);
   }

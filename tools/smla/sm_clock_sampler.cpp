@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 namespace smla::cli {
@@ -31,6 +32,11 @@ constexpr auto kInterval = std::chrono::milliseconds(1);
 
 }  // namespace
 
+double SmClockStats::mean_watts() const {
+  if (!energy_measured || span_s <= 0) return std::nan("");
+  return static_cast<double>(energy_mj) * 1e-3 / span_s;
+}
+
 std::string clock_event_reason_names(unsigned long long reasons) {
   if (reasons == 0) return "none";
   std::string names;
@@ -56,7 +62,13 @@ struct SmClockSampler::Nvml {
   NvmlReturn (*shutdown)() = nullptr;
   NvmlReturn (*clock_info)(NvmlDevice, int, unsigned*) = nullptr;
   NvmlReturn (*event_reasons)(NvmlDevice, unsigned long long*) = nullptr;  // may be absent
+  NvmlReturn (*total_energy)(NvmlDevice, unsigned long long*) = nullptr;   // may be absent
   NvmlDevice device = nullptr;
+
+  // The GPU's energy counter (mJ since the driver loaded), into *mj; false where absent.
+  bool read_energy(unsigned long long* mj) const {
+    return total_energy != nullptr && total_energy(device, mj) == kNvmlSuccess;
+  }
 
   ~Nvml() {
     if (shutdown != nullptr) shutdown();
@@ -93,6 +105,7 @@ SmClockSampler::SmClockSampler(const std::string& pci_bus_id, const char* librar
   if (!nvml->resolve(nvml->event_reasons, "nvmlDeviceGetCurrentClocksEventReasons")) {
     nvml->resolve(nvml->event_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
   }
+  nvml->resolve(nvml->total_energy, "nvmlDeviceGetTotalEnergyConsumption");  // Volta and later
   unsigned mhz = 0;
   if (by_bus_id(pci_bus_id.c_str(), &nvml->device) != kNvmlSuccess ||
       nvml->clock_info(nvml->device, kNvmlClockSm, &mhz) != kNvmlSuccess) {
@@ -110,6 +123,8 @@ void SmClockSampler::start() {
   if (!available() || thread_.joinable()) return;
   stats_ = SmClockStats{};
   mhz_sum_ = 0;
+  energy_at_start_read_ = nvml_->read_energy(&energy_at_start_mj_);
+  span_start_ = std::chrono::steady_clock::now();
   running_ = true;
   thread_ = std::thread([this] {
     do {
@@ -123,6 +138,14 @@ SmClockStats SmClockSampler::stop() {
   if (!thread_.joinable()) return SmClockStats{};
   running_ = false;
   thread_.join();
+  stats_.span_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - span_start_).count();
+  unsigned long long energy_at_stop_mj = 0;
+  if (energy_at_start_read_ && nvml_->read_energy(&energy_at_stop_mj) &&
+      energy_at_stop_mj >= energy_at_start_mj_) {
+    stats_.energy_measured = true;
+    stats_.energy_mj = energy_at_stop_mj - energy_at_start_mj_;
+  }
   if (stats_.samples > 0) stats_.mean_mhz = mhz_sum_ / stats_.samples;
   return stats_;
 }
