@@ -656,7 +656,9 @@ TEST_F(Cli, BenchRepGapIdlesTheGpuBeforeEachRepetition) {
 // in JSON and as the text's `energy` lines.
 TEST_F(Cli, BenchGivesEachGpuRowsEnergyWhereNvmlReadsTheDevice) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the GPU rows' part needs one";
-  const CliResult r = run_cli("bench --quick --backend portable --rows decode --json");
+  // The first prefill row on the portable path: ~25 ms a repetition on an H100, long enough for
+  // any update interval of the counter.
+  const CliResult r = run_cli("bench --quick --backend portable --rows prefill --json");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   if (r.out.find("\"sm_clock_unavailable\"") != std::string::npos) {
     GTEST_SKIP() << "NVML does not read this device: " << r.out;
@@ -668,10 +670,10 @@ TEST_F(Cli, BenchGivesEachGpuRowsEnergyWhereNvmlReadsTheDevice) {
   EXPECT_GT(std::stod(m[1].str()), 0.0);
   EXPECT_GT(std::stod(m[2].str()), 10.0) << "a busy GPU draws more than 10 W";
 
-  const CliResult text = run_cli("bench --quick --backend portable --rows decode");
+  const CliResult text = run_cli("bench --quick --backend portable --rows prefill");
   EXPECT_EQ(text.exit_code, 0) << text.out;
   EXPECT_TRUE(std::regex_search(
-      text.out, std::regex(R"(\nenergy \| decode [^|]+ \| [0-9.]+ mJ \| [0-9]+ W)")))
+      text.out, std::regex(R"(\nenergy \| prefill [^|]+ \| [0-9.]+ mJ \| [0-9]+ W)")))
       << text.out;
 }
 

@@ -137,12 +137,13 @@ void SmClockSampler::start() {
 SmClockStats SmClockSampler::stop() {
   if (!thread_.joinable()) return SmClockStats{};
   running_ = false;
-  thread_.join();
-  stats_.span_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - span_start_).count();
+  // The span ends now, not after the sampling thread's last sleep.
+  const auto span_end = std::chrono::steady_clock::now();
   unsigned long long energy_at_stop_mj = 0;
-  if (energy_at_start_read_ && nvml_->read_energy(&energy_at_stop_mj) &&
-      energy_at_stop_mj >= energy_at_start_mj_) {
+  const bool energy_at_stop_read = nvml_->read_energy(&energy_at_stop_mj);
+  thread_.join();
+  stats_.span_s = std::chrono::duration<double>(span_end - span_start_).count();
+  if (energy_at_start_read_ && energy_at_stop_read && energy_at_stop_mj >= energy_at_start_mj_) {
     stats_.energy_measured = true;
     stats_.energy_mj = energy_at_stop_mj - energy_at_start_mj_;
   }
