@@ -12,7 +12,7 @@ namespace {
 
 TEST(RepTimes, GivesTheMinimumTheUpperMedianAndTheMaximumInAnyOrder) {
   const RepTimes odd = summarize_reps({5.0, 1.0, 4.0, 2.0, 3.0});
-  EXPECT_EQ(odd.reps, 5);
+  EXPECT_EQ(odd.count(), 5);
   EXPECT_EQ(odd.min_s, 1.0);
   EXPECT_EQ(odd.median_s, 3.0);
   EXPECT_EQ(odd.max_s, 5.0);
@@ -20,7 +20,7 @@ TEST(RepTimes, GivesTheMinimumTheUpperMedianAndTheMaximumInAnyOrder) {
 
   // Element reps / 2 of the sorted times, as the bench's median was before the spread.
   const RepTimes even = summarize_reps({4.0, 1.0, 3.0, 2.0});
-  EXPECT_EQ(even.reps, 4);
+  EXPECT_EQ(even.count(), 4);
   EXPECT_EQ(even.min_s, 1.0);
   EXPECT_EQ(even.median_s, 3.0);
   EXPECT_EQ(even.max_s, 4.0);
@@ -33,7 +33,7 @@ TEST(RepTimes, GivesTheMinimumTheUpperMedianAndTheMaximumInAnyOrder) {
 
 TEST(RepTimes, NoRepetitionsMeasureNothing) {
   const RepTimes none = summarize_reps({});
-  EXPECT_EQ(none.reps, 0);
+  EXPECT_EQ(none.count(), 0);
   EXPECT_TRUE(std::isnan(none.min_s));
   EXPECT_TRUE(std::isnan(none.median_s));
   EXPECT_TRUE(std::isnan(none.max_s));

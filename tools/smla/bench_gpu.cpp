@@ -345,7 +345,7 @@ bool run_row(const Workload& workload, int reps, int placements, uint64_t seed, 
     });
   };
   if (clock != nullptr) clock->start();
-  const RepTimes times = time_placement(first);
+  RepTimes times = time_placement(first);
   if (clock != nullptr) row->sm_clock = clock->stop();
   std::vector<double> placement_seconds{times.median_s};
   if (timed_status.ok() && timeline) {
@@ -369,7 +369,7 @@ bool run_row(const Workload& workload, int reps, int placements, uint64_t seed, 
     row->error = describe(timed_status);
     return true;
   }
-  row->set_times(times);
+  row->times = std::move(times);
   if (placements > 1) row->placement_seconds = std::move(placement_seconds);
   row->bytes = problem.bytes_moved();
   return true;

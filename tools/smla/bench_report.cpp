@@ -39,7 +39,7 @@ void print_energy(const BenchReport& report) {
       any = true;
     }
     std::printf("energy | %s %s | %.1f mJ | %.0f W\n", row.workload.name.c_str(),
-                row.workload.shape_text().c_str(), static_cast<double>(c.energy_mj) / row.reps,
+                row.workload.shape_text().c_str(), static_cast<double>(c.energy_mj) / row.times.count(),
                 c.mean_watts());
   }
 }
@@ -71,9 +71,9 @@ void print_rep_spreads(const BenchReport& report) {
   for (const BenchRow& row : report.rows) {
     if (!row.timed()) continue;
     std::printf("reps | %s %s | %d | %.1f / %.1f / %.1f | %.1f%%\n", row.workload.name.c_str(),
-                row.workload.shape_text().c_str(), row.reps, row.rep_min_s * 1e6,
-                row.seconds * 1e6, row.rep_max_s * 1e6,
-                100.0 * (row.rep_max_s - row.rep_min_s) / row.seconds);
+                row.workload.shape_text().c_str(), row.times.count(), row.times.min_s * 1e6,
+                row.seconds() * 1e6, row.times.max_s * 1e6,
+                100.0 * (row.times.max_s - row.times.min_s) / row.seconds());
   }
 }
 
@@ -170,7 +170,7 @@ void print_report(const BenchReport& report) {
     std::printf("%-14s %-*s %-*s", w.name.c_str(), shape_width, w.shape_text().c_str(),
                 format_width, w.format_text().c_str());
     if (report.gpu) std::printf(" %-8s", row.path.c_str());
-    std::printf(" %10s %12s", number(t ? row.seconds * 1e6 : kNotMeasured, "%.1f").c_str(),
+    std::printf(" %10s %12s", number(t ? row.seconds() * 1e6 : kNotMeasured, "%.1f").c_str(),
                 number(t ? row.tokens_per_s() : kNotMeasured, "%.1f").c_str());
     if (report.gpu) {
       const double tflops = t ? row.tflops() : kNotMeasured;
@@ -180,7 +180,7 @@ void print_report(const BenchReport& report) {
                   number(tflops / report.ceilings.gemm_tflops * 100, "%.0f%%").c_str(),
                   number(gbps / report.ceilings.copy_gbps * 100, "%.0f%%").c_str(),
                   number(row.anchor_us, "%.1f").c_str(),
-                  number(t ? row.anchor_us / (row.seconds * 1e6) : kNotMeasured, "%.2f").c_str());
+                  number(t ? row.anchor_us / (row.seconds() * 1e6) : kNotMeasured, "%.2f").c_str());
     }
     std::printf("  %s\n", check_text(row).c_str());
   }
@@ -217,21 +217,21 @@ JsonObject report_json(const BenchReport& report) {
       std::snprintf(digest, sizeof digest, "%08x", row.check.outputs_digest);
       json.add("outputs_digest", std::string(digest));
     }
-    json.add("reps", row.reps);
+    json.add("reps", row.times.count());
     const bool t = row.timed();
-    json.add("us", t ? row.seconds * 1e6 : kNotMeasured);
-    json.add("us_min", t ? row.rep_min_s * 1e6 : kNotMeasured);
-    json.add("us_max", t ? row.rep_max_s * 1e6 : kNotMeasured);
+    json.add("us", t ? row.seconds() * 1e6 : kNotMeasured);
+    json.add("us_min", t ? row.times.min_s * 1e6 : kNotMeasured);
+    json.add("us_max", t ? row.times.max_s * 1e6 : kNotMeasured);
     if (t) {
       std::vector<double> reps_us;
-      for (const double seconds : row.rep_seconds) reps_us.push_back(seconds * 1e6);
+      for (const double seconds : row.times.in_order_s) reps_us.push_back(seconds * 1e6);
       json.add("reps_us", reps_us);
     }
     json.add("tokens_per_s", t ? row.tokens_per_s() : kNotMeasured);
     json.add("tflops", t ? row.tflops() : kNotMeasured);
     json.add("gbps", t ? row.gbps() : kNotMeasured);
     json.add("flashmla_us", row.anchor_us);
-    json.add("ratio", t ? row.anchor_us / (row.seconds * 1e6) : kNotMeasured);
+    json.add("ratio", t ? row.anchor_us / (row.seconds() * 1e6) : kNotMeasured);
     if (t && !row.placement_seconds.empty()) {
       std::vector<double> medians;
       for (const double seconds : row.placement_seconds) medians.push_back(seconds * 1e6);
@@ -248,7 +248,7 @@ JsonObject report_json(const BenchReport& report) {
           .add("max_mhz", int64_t{c.max_mhz})
           .add("event_reasons", clock_event_reason_names(c.reasons));
       if (c.energy_measured) {
-        clock.add("energy_mj_per_rep", static_cast<double>(c.energy_mj) / row.reps)
+        clock.add("energy_mj_per_rep", static_cast<double>(c.energy_mj) / row.times.count())
             .add("mean_w", c.mean_watts());
       }
       json.add("sm_clock", clock);

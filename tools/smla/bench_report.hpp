@@ -47,11 +47,7 @@ struct BenchRow {
   std::string not_covered;  // the forced GPU path refused the row: its message (not a failure)
   std::string error;        // attend failed: its message; nothing else is set
   CheckResult check;
-  int reps = 0;
-  double seconds = kNotMeasured;    // median over reps; set only when the check passed
-  double rep_min_s = kNotMeasured;  // the fastest and slowest of the reps beside it
-  double rep_max_s = kNotMeasured;
-  std::vector<double> rep_seconds;  // every repetition in the order they ran
+  RepTimes times;                   // the timed repetitions; set only when the check passed
   double bytes = kNotMeasured;      // decode rows: BENCHMARKS.md byte count
   double anchor_us = kNotMeasured;  // FlashMLA on an H200, for GPU anchor rows
   // Host wall seconds of the row's phases, to plan runs by: making its data (and on the GPU
@@ -62,20 +58,15 @@ struct BenchRow {
   // GPU rows: the SM clock while the timed repetitions ran (samples 0 where NVML is absent).
   SmClockStats sm_clock;
   // GPU rows with --placements N: the median of every upload of the row's data, each at
-  // addresses of its own; the first is `seconds` (the fields above are the first upload's).
+  // addresses of its own; the first is seconds() (`times` is the first upload's).
   std::vector<double> placement_seconds;
 
-  void set_times(const RepTimes& t) {
-    reps = t.reps;
-    seconds = t.median_s;
-    rep_min_s = t.min_s;
-    rep_max_s = t.max_s;
-    rep_seconds = t.in_order_s;
-  }
-  bool timed() const { return !std::isnan(seconds); }
-  double tflops() const { return workload.flops() / seconds * 1e-12; }
-  double gbps() const { return bytes / seconds * 1e-9; }
-  double tokens_per_s() const { return static_cast<double>(workload.tokens) / seconds; }
+  // The median repetition: the row's time (NaN when it was not timed).
+  double seconds() const { return times.median_s; }
+  bool timed() const { return !std::isnan(seconds()); }
+  double tflops() const { return workload.flops() / seconds() * 1e-12; }
+  double gbps() const { return bytes / seconds() * 1e-9; }
+  double tokens_per_s() const { return static_cast<double>(workload.tokens) / seconds(); }
 };
 
 struct Ceilings {

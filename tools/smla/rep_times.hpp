@@ -13,16 +13,16 @@
 namespace smla::cli {
 
 struct RepTimes {
-  int reps = 0;
-  double min_s = NAN;
-  double median_s = NAN;  // the upper median for an even count: element reps / 2 in order
-  double max_s = NAN;
   std::vector<double> in_order_s;  // every repetition, in the order they ran
+  double min_s = NAN;
+  double median_s = NAN;  // the upper median for an even count: element count() / 2 in order
+  double max_s = NAN;
+
+  int count() const { return static_cast<int>(in_order_s.size()); }
 };
 
 inline RepTimes summarize_reps(std::vector<double> seconds) {
   RepTimes t;
-  t.reps = static_cast<int>(seconds.size());
   t.in_order_s = seconds;
   if (seconds.empty()) return t;
   const auto [lo, hi] = std::minmax_element(seconds.begin(), seconds.end());
