@@ -172,6 +172,13 @@ class Cli : public ::testing::Test {
     EXPECT_EQ(r.out.find("\"check_passed\":false"), std::string::npos) << options << ": " << r.out;
     return r;
   }
+  // `smla bench --quick --backend portable OPTIONS` on a GPU, which must exit 0: the GPU part of
+  // a bench option's test.
+  static CliResult run_passing_gpu_bench(const std::string& options) {
+    const CliResult r = run_cli("bench --quick --backend portable " + options);
+    EXPECT_EQ(r.exit_code, 0) << options << ": " << r.out;
+    return r;
+  }
   // `smla bench OPTION` with --backend cpu or auto is a usage error (exit 2) that asks for a
   // forced GPU path: options that only mean something on a GPU.
   static void expect_bench_needs_a_gpu_path(const std::string& option) {
@@ -610,9 +617,7 @@ TEST_F(Cli, BenchPlacementsTimesEachGpuRowOnMoreUploadsOfItsData) {
   expect_bench_rejects("--placements", {"0", "9", "x"});
   expect_bench_needs_a_gpu_path("--placements 2");
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the GPU rows' part needs one";
-  const CliResult r =
-      run_cli("bench --quick --backend portable --rows decode --placements 3 --json");
-  EXPECT_EQ(r.exit_code, 0) << r.out;
+  const CliResult r = run_passing_gpu_bench("--rows decode --placements 3 --json");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(
       r.out, m,
@@ -623,8 +628,7 @@ TEST_F(Cli, BenchPlacementsTimesEachGpuRowOnMoreUploadsOfItsData) {
   EXPECT_GT(std::stod(m[3].str()), 0.0);
   EXPECT_GT(std::stod(m[4].str()), 0.0);
 
-  const CliResult text = run_cli("bench --quick --backend portable --rows decode --placements 2");
-  EXPECT_EQ(text.exit_code, 0) << text.out;
+  const CliResult text = run_passing_gpu_bench("--rows decode --placements 2");
   EXPECT_TRUE(std::regex_search(
       text.out, std::regex(R"(\nplacements \| [^|]+ \| [0-9.]+ / [0-9.]+ \| [0-9.]+%)")))
       << text.out;
@@ -636,17 +640,13 @@ TEST_F(Cli, BenchRepGapIdlesTheGpuBeforeEachRepetition) {
   expect_bench_rejects("--rep-gap", {"-1", "1001", "x"});
   expect_bench_needs_a_gpu_path("--rep-gap 5");
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the GPU rows' part needs one";
-  const CliResult r =
-      run_cli("bench --quick --backend portable --rows decode --reps 4 --rep-gap 50 --json");
-  EXPECT_EQ(r.exit_code, 0) << r.out;
+  const CliResult r = run_passing_gpu_bench("--rows decode --reps 4 --rep-gap 50 --json");
   EXPECT_NE(r.out.find("\"rep_gap_ms\":50"), std::string::npos) << r.out;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, std::regex("\"timing_s\":([0-9.e+-]+)"))) << r.out;
   EXPECT_GE(std::stod(m[1].str()), 4 * 0.050) << "four repetitions, each after 50 ms idle";
 
-  const CliResult text =
-      run_cli("bench --quick --backend portable --rows decode --rep-gap 1");
-  EXPECT_EQ(text.exit_code, 0) << text.out;
+  const CliResult text = run_passing_gpu_bench("--rows decode --rep-gap 1");
   EXPECT_NE(text.out.find("each repetition after 1 ms of the device idle"), std::string::npos)
       << text.out;
 }
@@ -658,8 +658,7 @@ TEST_F(Cli, BenchGivesEachGpuRowsEnergyWhereNvmlReadsTheDevice) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the GPU rows' part needs one";
   // The first prefill row on the portable path: ~25 ms a repetition on an H100, long enough for
   // any update interval of the counter.
-  const CliResult r = run_cli("bench --quick --backend portable --rows prefill --json");
-  EXPECT_EQ(r.exit_code, 0) << r.out;
+  const CliResult r = run_passing_gpu_bench("--rows prefill --json");
   if (r.out.find("\"sm_clock_unavailable\"") != std::string::npos) {
     GTEST_SKIP() << "NVML does not read this device: " << r.out;
   }
@@ -670,8 +669,7 @@ TEST_F(Cli, BenchGivesEachGpuRowsEnergyWhereNvmlReadsTheDevice) {
   EXPECT_GT(std::stod(m[1].str()), 0.0);
   EXPECT_GT(std::stod(m[2].str()), 10.0) << "a busy GPU draws more than 10 W";
 
-  const CliResult text = run_cli("bench --quick --backend portable --rows prefill");
-  EXPECT_EQ(text.exit_code, 0) << text.out;
+  const CliResult text = run_passing_gpu_bench("--rows prefill");
   EXPECT_TRUE(std::regex_search(
       text.out, std::regex(R"(\nenergy \| prefill [^|]+ \| [0-9.]+ mJ \| [0-9]+ W)")))
       << text.out;
