@@ -39,8 +39,7 @@ void print_energy(const BenchReport& report) {
       any = true;
     }
     std::printf("energy | %s %s | %.1f mJ | %.0f W\n", row.workload.name.c_str(),
-                row.workload.shape_text().c_str(), static_cast<double>(c.energy_mj) / row.times.count(),
-                c.mean_watts());
+                row.workload.shape_text().c_str(), row.energy_mj_per_rep(), c.mean_watts());
   }
 }
 
@@ -61,7 +60,6 @@ void print_sm_clocks(const BenchReport& report) {
                 row.workload.shape_text().c_str(), c.samples, c.min_mhz, c.mean_mhz, c.max_mhz,
                 clock_event_reason_names(c.reasons).c_str());
   }
-  print_energy(report);
 }
 
 // One line per timed row, `reps | KIND SHAPE | REPS | MIN / MEDIAN / MAX | SPREAD`, SPREAD
@@ -186,7 +184,10 @@ void print_report(const BenchReport& report) {
   }
   print_rep_spreads(report);
   print_placements(report);
-  if (report.gpu) print_sm_clocks(report);
+  if (report.gpu) {
+    print_sm_clocks(report);
+    print_energy(report);
+  }
   double setup = 0, check = 0, timing = 0;
   for (const BenchRow& row : report.rows) {
     setup += row.setup_wall_s;
@@ -248,7 +249,7 @@ JsonObject report_json(const BenchReport& report) {
           .add("max_mhz", int64_t{c.max_mhz})
           .add("event_reasons", clock_event_reason_names(c.reasons));
       if (c.energy_measured) {
-        clock.add("energy_mj_per_rep", static_cast<double>(c.energy_mj) / row.times.count())
+        clock.add("energy_mj_per_rep", row.energy_mj_per_rep())
             .add("mean_w", c.mean_watts());
       }
       json.add("sm_clock", clock);
