@@ -67,6 +67,8 @@ struct BenchRow {
   double tflops() const { return workload.flops() / seconds() * 1e-12; }
   double gbps() const { return bytes / seconds() * 1e-9; }
   double tokens_per_s() const { return static_cast<double>(workload.tokens) / seconds(); }
+  // FlashMLA's time over ours: above 1 where we are faster (NaN untimed or without an anchor).
+  double ratio_to_flashmla() const { return anchor_us / (seconds() * 1e6); }
   // The GPU's energy over the timed runs per repetition, mJ (sm_clock.energy_measured rows).
   double energy_mj_per_rep() const {
     return static_cast<double>(sm_clock.energy_mj) / times.count();
