@@ -119,6 +119,13 @@ inline constexpr size_t kBytes = kEnabled ? 8 * kWords : 0;
 static_assert(kBytes % 256 == 0, "the workspace regions after the records stay aligned");
 
 #if defined(__CUDACC__)
+#if defined(SMLA_KERNEL_TIMELINE)
+// Whether this CTA records a mark asked for `when`: records exist and the CTA has a row.
+__device__ __forceinline__ bool records_mark(const uint64_t* records, bool when) {
+  return when && records != nullptr && blockIdx.x < kMaxCtas;
+}
+#endif
+
 // Records `point` (an index into this CTA's row of `records`) when `when` holds and records
 // exist. `after` is a value the mark waits for, e.g. a loaded word: the timer is read only once
 // that load has arrived. Without SMLA_KERNEL_TIMELINE it is empty, and its side-effect-free
@@ -126,7 +133,7 @@ static_assert(kBytes % 256 == 0, "the workspace regions after the records stay a
 __device__ __forceinline__ void mark(uint64_t* records, int row_words, int point, bool when,
                                      uint32_t after = 0) {
 #if defined(SMLA_KERNEL_TIMELINE)
-  if (!when || records == nullptr || blockIdx.x >= kMaxCtas) return;
+  if (!records_mark(records, when)) return;
   uint64_t t;
   asm volatile("{\n .reg .u32 after;\n mov.u32 after, %1;\n mov.u64 %0, %%globaltimer;\n}\n"
                : "=l"(t)
@@ -149,7 +156,7 @@ __device__ __forceinline__ void mark(uint64_t* records, Point point, bool when,
 __device__ __forceinline__ void mark_with_cycles(uint64_t* records, Point point,
                                                  CyclePoint cycles, bool when) {
 #if defined(SMLA_KERNEL_TIMELINE)
-  if (!when || records == nullptr || blockIdx.x >= kMaxCtas) return;
+  if (!records_mark(records, when)) return;
   uint64_t t, c;
   asm volatile("mov.u64 %0, %%globaltimer;\n mov.u64 %1, %%clock64;" : "=l"(t), "=l"(c) : :
                "memory");
