@@ -656,8 +656,8 @@ TEST_F(Cli, BenchRepGapIdlesTheGpuBeforeEachRepetition) {
 // in JSON and as the text's `energy` lines.
 TEST_F(Cli, BenchGivesEachGpuRowsEnergyWhereNvmlReadsTheDevice) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the GPU rows' part needs one";
-  // The first prefill row on the portable path: ~25 ms a repetition on an H100, long enough for
-  // any update interval of the counter.
+  // The first prefill row on the portable path: ~25 ms a repetition on an H100, so its timed
+  // runs hold many of the counter's updates (every few ms) and resolve its mean power.
   const CliResult r = run_passing_gpu_bench("--rows prefill --json");
   if (r.out.find("\"sm_clock_unavailable\"") != std::string::npos) {
     GTEST_SKIP() << "NVML does not read this device: " << r.out;

@@ -2,16 +2,21 @@
 // tools/smla/sm_clock_sampler.cpp uses, so that the sampler is tested on machines without a
 // GPU (tests/cpu/test_sm_clock_sampler.cpp): one device, at PCI bus id 0000:01:00.0, whose SM
 // clock alternates between 1500 and 1980 MHz from one read to the next, with SwPowerCap (0x4)
-// set in its clock event reasons while it reads 1500, and whose energy counter grows by 700 mJ
-// from one read to the next.
+// set in its clock event reasons while it reads 1500, and whose energy counter, as a driver's,
+// changes only every kEnergyUpdateMs: by the energy of kWatts over that time.
+#include <chrono>
 #include <cstring>
 
 namespace {
 
 struct Device {
   int clock_reads = 0;
-  unsigned long long energy_mj = 5000;
+  std::chrono::steady_clock::time_point loaded = std::chrono::steady_clock::now();
 } device;
+
+// tests/cpu/test_sm_clock_sampler.cpp expects these.
+constexpr long long kEnergyUpdateMs = 5;
+constexpr long long kWatts = 350;
 
 constexpr int kSuccess = 0;
 constexpr int kInvalidArgument = 2;
@@ -46,8 +51,10 @@ int nvmlDeviceGetCurrentClocksEventReasons(Device* handle, unsigned long long* r
 
 int nvmlDeviceGetTotalEnergyConsumption(Device* handle, unsigned long long* mj) {
   if (handle != &device) return kInvalidArgument;
-  *mj = device.energy_mj;
-  device.energy_mj += 700;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - device.loaded)
+                      .count();
+  *mj = 5000 + static_cast<unsigned long long>(ms / kEnergyUpdateMs * kEnergyUpdateMs * kWatts);
   return kSuccess;
 }
 

@@ -23,23 +23,31 @@ std::string check_text(const BenchRow& row) {
          (row.check.passed ? ")" : "");
 }
 
-// One line per timed GPU row whose energy NVML gave, `energy | KIND SHAPE | MJ mJ | W W`: the
-// GPU's energy over the row's timed runs per repetition, and their mean power (the flushes and
-// the host's gaps between repetitions included, --rep-gap's idle too): whether a row runs
-// against the card's power limit, which lowers its SM clock (perf-notes Findings s69).
+// One line per timed GPU row where NVML gives the energy counter, `energy | KIND SHAPE | MJ mJ |
+// W W`: the GPU's mean power over the row's timed runs (the flushes and the host's gaps between
+// repetitions included, --rep-gap's idle too) and that power's energy per repetition: whether a
+// row runs against the card's power limit, which lowers its SM clock (perf-notes Findings s69).
+// A row whose timed runs held too few of the counter's updates says so instead.
 void print_energy(const BenchReport& report) {
   bool any = false;
   for (const BenchRow& row : report.rows) {
     const SmClockStats& c = row.sm_clock;
-    if (!row.timed() || !c.energy_measured) continue;
+    if (!row.timed() || !c.energy_read) continue;
     if (!any) {
       std::printf(
           "Energy of each row's timed runs (NVML's counter; flushes and gaps included): mJ per "
           "repetition, mean W\n");
       any = true;
     }
-    std::printf("energy | %s %s | %.1f mJ | %.0f W\n", row.workload.name.c_str(),
-                row.workload.shape_text().c_str(), row.energy_mj_per_rep(), c.mean_watts());
+    std::printf("energy | %s %s | ", row.workload.name.c_str(), row.workload.shape_text().c_str());
+    if (c.energy_measured()) {
+      std::printf("%.1f mJ | %.0f W\n", row.energy_mj_per_rep(), c.mean_watts());
+    } else {
+      std::printf(
+          "not resolved: %d counter updates in %.1f ms (the mean power needs two, %.0f ms "
+          "apart; more --reps give more)\n",
+          c.energy_updates, c.span_s * 1e3, kMinEnergyWindowS * 1e3);
+    }
   }
 }
 
@@ -248,7 +256,8 @@ JsonObject report_json(const BenchReport& report) {
           .add("mean_mhz", c.mean_mhz)
           .add("max_mhz", int64_t{c.max_mhz})
           .add("event_reasons", clock_event_reason_names(c.reasons));
-      if (c.energy_measured) {
+      if (c.energy_read) clock.add("energy_updates", c.energy_updates);
+      if (c.energy_measured()) {
         clock.add("energy_mj_per_rep", row.energy_mj_per_rep())
             .add("mean_w", c.mean_watts());
       }

@@ -69,9 +69,10 @@ struct BenchRow {
   double tokens_per_s() const { return static_cast<double>(workload.tokens) / seconds(); }
   // FlashMLA's time over ours: above 1 where we are faster (NaN untimed or without an anchor).
   double ratio_to_flashmla() const { return anchor_us / (seconds() * 1e6); }
-  // The GPU's energy over the timed runs per repetition, mJ (sm_clock.energy_measured rows).
+  // The GPU's energy over the timed runs per repetition, mJ: their mean power (between the
+  // counter's updates, sm_clock.mean_watts) times their span (NaN unless energy_measured()).
   double energy_mj_per_rep() const {
-    return static_cast<double>(sm_clock.energy_mj) / times.count();
+    return sm_clock.mean_watts() * sm_clock.span_s * 1e3 / times.count();
   }
 };
 

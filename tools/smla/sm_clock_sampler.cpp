@@ -32,9 +32,13 @@ constexpr auto kInterval = std::chrono::milliseconds(1);
 
 }  // namespace
 
+bool SmClockStats::energy_measured() const {
+  return energy_updates >= 2 && energy_window_s >= kMinEnergyWindowS;
+}
+
 double SmClockStats::mean_watts() const {
-  if (!energy_measured || span_s <= 0) return std::nan("");
-  return static_cast<double>(energy_mj) * 1e-3 / span_s;
+  if (!energy_measured()) return std::nan("");
+  return static_cast<double>(energy_window_mj) * 1e-3 / energy_window_s;
 }
 
 std::string clock_event_reason_names(unsigned long long reasons) {
@@ -123,7 +127,9 @@ void SmClockSampler::start() {
   if (!available() || thread_.joinable()) return;
   stats_ = SmClockStats{};
   mhz_sum_ = 0;
-  energy_at_start_read_ = nvml_->read_energy(&energy_at_start_mj_);
+  // The counter's value before the span: its first change seen after this is inside it.
+  energy_last_read_ = nvml_->read_energy(&energy_last_mj_);
+  stats_.energy_read = energy_last_read_;
   span_start_ = std::chrono::steady_clock::now();
   running_ = true;
   thread_ = std::thread([this] {
@@ -139,14 +145,8 @@ SmClockStats SmClockSampler::stop() {
   running_ = false;
   // The span ends now, not after the sampling thread's last sleep.
   const auto span_end = std::chrono::steady_clock::now();
-  unsigned long long energy_at_stop_mj = 0;
-  const bool energy_at_stop_read = nvml_->read_energy(&energy_at_stop_mj);
   thread_.join();
   stats_.span_s = std::chrono::duration<double>(span_end - span_start_).count();
-  if (energy_at_start_read_ && energy_at_stop_read && energy_at_stop_mj >= energy_at_start_mj_) {
-    stats_.energy_measured = true;
-    stats_.energy_mj = energy_at_stop_mj - energy_at_start_mj_;
-  }
   if (stats_.samples > 0) stats_.mean_mhz = mhz_sum_ / stats_.samples;
   return stats_;
 }
@@ -163,6 +163,29 @@ void SmClockSampler::sample() {
       nvml_->event_reasons(nvml_->device, &reasons) == kNvmlSuccess) {
     stats_.reasons |= reasons;
   }
+  sample_energy();
+}
+
+// A change of the energy counter since its last read is one of its updates, seen at most a poll
+// after it happened. Updates seen once stop() has begun are after the span and left out.
+void SmClockSampler::sample_energy() {
+  unsigned long long mj = 0;
+  if (!energy_last_read_ || !nvml_->read_energy(&mj)) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (mj == energy_last_mj_ || !running_) return;
+  if (mj < energy_last_mj_) {  // the counter went back (the driver reloaded): no figure
+    energy_last_read_ = stats_.energy_read = false;
+    stats_.energy_updates = 0;
+    return;
+  }
+  energy_last_mj_ = mj;
+  if (stats_.energy_updates++ == 0) {
+    energy_first_update_ = now;
+    energy_first_update_mj_ = mj;
+    return;
+  }
+  stats_.energy_window_s = std::chrono::duration<double>(now - energy_first_update_).count();
+  stats_.energy_window_mj = mj - energy_first_update_mj_;
 }
 
 }  // namespace smla::cli

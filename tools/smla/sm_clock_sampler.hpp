@@ -8,8 +8,12 @@
 // NVML's clock is the one the driver asks for, not always the one the SMs run at: under the
 // prefill kernels an H100 or H200 reading 1980 MHz ran at ~1.78 GHz, and lower still after
 // ~40-80 ms of them back to back (perf-log s69; a timeline build reads the SMs' own cycles).
-// So the sampler also reads the GPU's energy counter around the span: millijoules per
-// repetition and the mean power over it, whether a row runs against the power limit.
+// So the sampler also reads the GPU's energy counter: the mean power over the span, whether a
+// row runs against the power limit. The driver updates that counter only every few
+// milliseconds (about every 10 ms on some systems), so its value at the span's two ends says
+// little about a span of a few of its updates: the sampler polls it with the clock and takes
+// the mean power between the first and the last update it saw inside the span, and gives none
+// where the span held too few updates to tell it.
 //
 // NVML is the driver's library, loaded at run time: without it (no driver, a CPU machine, a
 // driver without the device) the sampler is unavailable, says why, and samples nothing.
@@ -30,16 +34,28 @@ struct SmClockStats {
   double mean_mhz = 0;
   // NVML's clock event reason bits (nvmlClocksEventReasons) set in any sample.
   unsigned long long reasons = 0;
-  // The span's wall seconds, and the GPU's energy over it (NVML's total-energy counter, read at
-  // start() and stop(); energy_measured is false where the driver does not give it).
+  // The span's wall seconds.
   double span_s = 0;
-  bool energy_measured = false;
-  unsigned long long energy_mj = 0;
+  // NVML's total-energy counter: whether the driver gives it, how often it changed inside the
+  // span, and between its first and last change there, the seconds and the millijoules.
+  bool energy_read = false;
+  int energy_updates = 0;
+  double energy_window_s = 0;
+  unsigned long long energy_window_mj = 0;
 
   bool measured() const { return samples > 0; }
-  // Mean power over the span, W (NaN without the energy).
+  // Whether the counter's updates inside the span tell its mean power: at least two of them,
+  // kMinEnergyWindowS apart or more (each update is seen up to a poll late).
+  bool energy_measured() const;
+  // Mean power between the counter's first and last update inside the span, W (NaN unless
+  // energy_measured()).
   double mean_watts() const;
 };
+
+// The least time between the first and last energy updates a span's mean power is taken from:
+// each is seen up to a poll late (1 ms and NVML's calls, on an idle host), so the power errs by
+// about 10% at most.
+inline constexpr double kMinEnergyWindowS = 0.020;
 
 // The names of the reason bits set in `reasons`, joined by ',' ("none" for 0; a bit without a
 // name as its hex value), e.g. "SwPowerCap,HwSlowdown".
@@ -67,6 +83,7 @@ class SmClockSampler {
  private:
   struct Nvml;  // the library's handle, the functions used, the device
   void sample();
+  void sample_energy();
 
   std::unique_ptr<Nvml> nvml_;
   std::string why_unavailable_;
@@ -75,8 +92,11 @@ class SmClockSampler {
   SmClockStats stats_;  // written by the sampling thread between start() and its join
   double mhz_sum_ = 0;
   std::chrono::steady_clock::time_point span_start_;
-  bool energy_at_start_read_ = false;
-  unsigned long long energy_at_start_mj_ = 0;
+  // The counter's last value read, and its first change seen inside the span.
+  bool energy_last_read_ = false;
+  unsigned long long energy_last_mj_ = 0;
+  std::chrono::steady_clock::time_point energy_first_update_;
+  unsigned long long energy_first_update_mj_ = 0;
 };
 
 }  // namespace smla::cli
