@@ -28,7 +28,7 @@ SM clock in each row's timed runs (NVML every 1 ms): samples, min / mean / max M
 sm-clock | prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 | 40 | 1695 / 1912 / 1980 | SwPowerCap
 sm-clock | decode b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink | 3 | 1980 / 1980 / 1980 | Idle,SwPowerCap
 Energy of each row's timed runs (NVML's counter; flushes and gaps included): mJ per repetition, mean W
-energy | prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 | 2450.5 mJ | 655 W
+energy | prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 | 2450.5 mJ | 655 W | 9 updates in 86.0 ms
 energy | decode b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink | not resolved: 1 counter updates in 1.7 ms (the mean power needs two, 20 ms apart; more --reps give more)
 EOF
 cat >"$dir/b.log" <<EOF
@@ -73,6 +73,15 @@ expect "a row's energy" '^prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 +2
   "$out"
 expect "a row without energy" '^decode b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink +- +- *$' \
   "$out"
+# A log from before the counter's updates were printed: its energy line ends after the watts.
+cat >"$dir/c.log" <<EOF
+$header
+prefill  T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192  bf16/64  hopper  3500.0  1.0  700.0  193  88%  5%  3500.0  1.00  pass (8 tokens, outputs 0123abce)
+energy | prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 | 2400.0 mJ | 690 W
+EOF
+expect "an older log's energy" \
+  '^prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 +2400\.0 \(690\) *$' \
+  "$("$table" older="$dir/c.log")"
 plain=$("$table" old="$dir/b.log")
 for table_title in 'SM MHz' 'repetitions:' 'energy:'; do
   if grep -q "$table_title" <<<"$plain"; then

@@ -24,10 +24,11 @@ std::string check_text(const BenchRow& row) {
 }
 
 // One line per timed GPU row where NVML gives the energy counter, `energy | KIND SHAPE | MJ mJ |
-// W W`: the GPU's mean power over the row's timed runs (the flushes and the host's gaps between
-// repetitions included, --rep-gap's idle too) and that power's energy per repetition: whether a
-// row runs against the card's power limit, which lowers its SM clock (perf-notes Findings s69).
-// A row whose timed runs held too few of the counter's updates says so instead.
+// W W | N updates in T ms`: the GPU's mean power over the row's timed runs (the flushes and the
+// host's gaps between repetitions included, --rep-gap's idle too), that power's energy per
+// repetition, and the counter's updates seen in the runs' T ms (so its interval on this card):
+// whether a row runs against the card's power limit, which lowers its SM clock (perf-notes
+// Findings s69). A row whose timed runs held too few of the counter's updates says so instead.
 void print_energy(const BenchReport& report) {
   bool any = false;
   for (const BenchRow& row : report.rows) {
@@ -36,12 +37,13 @@ void print_energy(const BenchReport& report) {
     if (!any) {
       std::printf(
           "Energy of each row's timed runs (NVML's counter; flushes and gaps included): mJ per "
-          "repetition, mean W\n");
+          "repetition, mean W, the counter's updates\n");
       any = true;
     }
     std::printf("energy | %s %s | ", row.workload.name.c_str(), row.workload.shape_text().c_str());
     if (c.energy_measured()) {
-      std::printf("%.1f mJ | %.0f W\n", row.energy_mj_per_rep(), c.mean_watts());
+      std::printf("%.1f mJ | %.0f W | %d updates in %.1f ms\n", row.energy_mj_per_rep(),
+                  c.mean_watts(), c.energy_updates, c.span_s * 1e3);
     } else {
       std::printf(
           "not resolved: %d counter updates in %.1f ms (the mean power needs two, %.0f ms "
