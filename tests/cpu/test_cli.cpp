@@ -656,22 +656,26 @@ TEST_F(Cli, BenchRepGapIdlesTheGpuBeforeEachRepetition) {
 // in JSON and as the text's `energy` lines.
 TEST_F(Cli, BenchGivesEachGpuRowsEnergyWhereNvmlReadsTheDevice) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the GPU rows' part needs one";
-  // The first prefill row on the portable path: ~25 ms a repetition on an H100, so its timed
-  // runs hold many of the counter's updates (every few ms) and resolve its mean power.
-  const CliResult r = run_passing_gpu_bench("--rows prefill --json");
+  // The first prefill row on the portable path: ~25 ms a repetition on an H100, so 40 of them
+  // hold many of the counter's updates (every few ms) and resolve its mean power.
+  const CliResult r = run_passing_gpu_bench("--rows prefill --reps 40 --json");
   if (r.out.find("\"sm_clock_unavailable\"") != std::string::npos) {
     GTEST_SKIP() << "NVML does not read this device: " << r.out;
   }
   std::smatch m;
   ASSERT_TRUE(std::regex_search(
-      r.out, m, std::regex("\"energy_mj_per_rep\":([0-9.e+-]+),\"mean_w\":([0-9.e+-]+)")))
+      r.out, m,
+      std::regex("\"energy_updates\":([0-9]+),\"energy_mj_per_rep\":([0-9.e+-]+),"
+                 "\"mean_w\":([0-9.e+-]+)")))
       << r.out;
-  EXPECT_GT(std::stod(m[1].str()), 0.0);
-  EXPECT_GT(std::stod(m[2].str()), 10.0) << "a busy GPU draws more than 10 W";
+  EXPECT_GE(std::stoi(m[1].str()), 2) << "the mean power is taken between two updates or more";
+  EXPECT_GT(std::stod(m[2].str()), 0.0);
+  EXPECT_GT(std::stod(m[3].str()), 10.0) << "a busy GPU draws more than 10 W";
 
-  const CliResult text = run_passing_gpu_bench("--rows prefill");
+  const CliResult text = run_passing_gpu_bench("--rows prefill --reps 40");
   EXPECT_TRUE(std::regex_search(
-      text.out, std::regex(R"(\nenergy \| prefill [^|]+ \| [0-9.]+ mJ \| [0-9]+ W)")))
+      text.out,
+      std::regex(R"(\nenergy \| prefill [^|]+ \| [0-9.]+ mJ \| [0-9]+ W \| [0-9]+ updates in )")))
       << text.out;
 }
 
