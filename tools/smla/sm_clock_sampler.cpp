@@ -128,8 +128,7 @@ void SmClockSampler::start() {
   stats_ = SmClockStats{};
   mhz_sum_ = 0;
   // The counter's value before the span: its first change seen after this is inside it.
-  energy_last_read_ = nvml_->read_energy(&energy_last_mj_);
-  stats_.energy_read = energy_last_read_;
+  stats_.energy_read = nvml_->read_energy(&energy_last_mj_);
   span_start_ = std::chrono::steady_clock::now();
   running_ = true;
   thread_ = std::thread([this] {
@@ -170,11 +169,11 @@ void SmClockSampler::sample() {
 // after it happened. Updates seen once stop() has begun are after the span and left out.
 void SmClockSampler::sample_energy() {
   unsigned long long mj = 0;
-  if (!energy_last_read_ || !nvml_->read_energy(&mj)) return;
+  if (!stats_.energy_read || !nvml_->read_energy(&mj)) return;
   const auto now = std::chrono::steady_clock::now();
   if (mj == energy_last_mj_ || !running_) return;
   if (mj < energy_last_mj_) {  // the counter went back (the driver reloaded): no figure
-    energy_last_read_ = stats_.energy_read = false;
+    stats_.energy_read = false;
     stats_.energy_updates = 0;
     return;
   }

@@ -92,8 +92,8 @@ class SmClockSampler {
   SmClockStats stats_;  // written by the sampling thread between start() and its join
   double mhz_sum_ = 0;
   std::chrono::steady_clock::time_point span_start_;
-  // The counter's last value read, and its first change seen inside the span.
-  bool energy_last_read_ = false;
+  // The counter's last value read (while stats_.energy_read), and its first change seen inside
+  // the span.
   unsigned long long energy_last_mj_ = 0;
   std::chrono::steady_clock::time_point energy_first_update_;
   unsigned long long energy_first_update_mj_ = 0;
