@@ -657,7 +657,8 @@ TEST_F(Cli, BenchRepGapIdlesTheGpuBeforeEachRepetition) {
 TEST_F(Cli, BenchGivesEachGpuRowsEnergyWhereNvmlReadsTheDevice) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the GPU rows' part needs one";
   // The first prefill row on the portable path: ~25 ms a repetition on an H100, so 40 of them
-  // hold many of the counter's updates (every few ms) and resolve its mean power.
+  // (~1 s) hold several of the counter's updates (every ~100 ms there, perf-log s72) and
+  // resolve its mean power.
   const CliResult r = run_passing_gpu_bench("--rows prefill --reps 40 --json");
   if (r.out.find("\"sm_clock_unavailable\"") != std::string::npos) {
     GTEST_SKIP() << "NVML does not read this device: " << r.out;

@@ -9,8 +9,8 @@
 // prefill kernels an H100 or H200 reading 1980 MHz ran at ~1.78 GHz, and lower still after
 // ~40-80 ms of them back to back (perf-log s69; a timeline build reads the SMs' own cycles).
 // So the sampler also reads the GPU's energy counter: the mean power over the span, whether a
-// row runs against the power limit. The driver updates that counter only every few
-// milliseconds (about every 10 ms on some systems), so its value at the span's two ends says
+// row runs against the power limit. The driver updates that counter only every so often
+// (every ~100 ms on the H100 of perf-log s72), so its value at the span's two ends says
 // little about a span of a few of its updates: the sampler polls it with the clock and takes
 // the mean power between the first and the last update it saw inside the span, and gives none
 // where the span held too few updates to tell it.
