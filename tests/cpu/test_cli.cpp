@@ -653,7 +653,8 @@ TEST_F(Cli, BenchRepGapIdlesTheGpuBeforeEachRepetition) {
 
 // On a GPU that NVML reads, each timed row's clock comes with the GPU's energy over its timed
 // runs (NVML's counter, on every GPU since Volta): millijoules per repetition and mean watts,
-// in JSON and as the text's `energy` lines.
+// in JSON and as the text's `energy` lines; and, where the driver gives it, the mean of its
+// instant power field (the `power` lines).
 TEST_F(Cli, BenchGivesEachGpuRowsEnergyWhereNvmlReadsTheDevice) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the GPU rows' part needs one";
   // The first prefill row on the portable path: ~25 ms a repetition on an H100, so 40 of them
@@ -672,11 +673,28 @@ TEST_F(Cli, BenchGivesEachGpuRowsEnergyWhereNvmlReadsTheDevice) {
   EXPECT_GE(std::stoi(m[1].str()), 2) << "the mean power is taken between two updates or more";
   EXPECT_GT(std::stod(m[2].str()), 0.0);
   EXPECT_GT(std::stod(m[3].str()), 10.0) << "a busy GPU draws more than 10 W";
+  // NVML's instant power field, where the driver gives it (not every driver does): polled with
+  // the clock, so one reading a sample, and a busy GPU's power too.
+  const bool power = std::regex_search(
+      r.out, m,
+      std::regex("\"samples\":([0-9]+),.*?\"power_readings\":([0-9]+),\"power_changes\":"
+                 "([0-9]+),\"power_mean_w\":([0-9.e+-]+)"));
+  if (power) {
+    EXPECT_GE(std::stoi(m[2].str()), 1);
+    EXPECT_LE(std::stoi(m[2].str()), std::stoi(m[1].str())) << "at most one reading a sample";
+    EXPECT_LT(std::stoi(m[3].str()), std::stoi(m[2].str()));
+    EXPECT_GT(std::stod(m[4].str()), 10.0) << "a busy GPU draws more than 10 W";
+  }
 
   const CliResult text = run_passing_gpu_bench("--rows prefill --reps 40");
   EXPECT_TRUE(std::regex_search(
       text.out,
       std::regex(R"(\nenergy \| prefill [^|]+ \| [0-9.]+ mJ \| [0-9]+ W \| [0-9]+ updates in )")))
+      << text.out;
+  const std::regex power_line(
+      R"(\npower \| prefill [^|]+ \| [0-9]+ W \| [0-9]+ readings, [0-9]+ changes\n)");
+  EXPECT_EQ(power, std::regex_search(text.out, power_line))
+      << "the text's power lines where the JSON has the field:\n"
       << text.out;
 }
 

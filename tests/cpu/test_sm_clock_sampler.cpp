@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -38,6 +39,31 @@ TEST(SmClockSampler, ReadsTheClockAndItsReasonsWhileRunning) {
   EXPECT_LE(stats.energy_window_s, stats.span_s);
   EXPECT_EQ(stats.energy_window_mj % 1750, 0u) << "a whole number of the counter's steps";
   EXPECT_NEAR(stats.mean_watts(), 350.0, 70.0);
+  // Its instant power field alternates 300 and 400 W at the same refreshes: the polls' mean
+  // lies between the two, and their changes count the refreshes seen.
+  ASSERT_TRUE(stats.power_read);
+  EXPECT_EQ(stats.power_readings, stats.samples);
+  EXPECT_GE(stats.power_changes, 5);
+  EXPECT_LT(stats.power_changes, stats.power_readings);
+  EXPECT_GT(stats.power_mean_w, 300.0);
+  EXPECT_LT(stats.power_mean_w, 400.0);
+}
+
+// A driver without the instant power field (the stand-in told so): the clock and the energy
+// are sampled as before, the power is not, and nothing is made up for it.
+TEST(SmClockSampler, ADeviceWithoutTheInstantPowerFieldHasNoPower) {
+  ASSERT_EQ(setenv("SMLA_FAKE_NVML_NO_POWER_FIELD", "1", 1), 0);
+  SmClockSampler sampler(kFakeBusId, SMLA_FAKE_NVML_PATH);
+  ASSERT_TRUE(sampler.available()) << sampler.why_unavailable();
+  sampler.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  const SmClockStats stats = sampler.stop();
+  unsetenv("SMLA_FAKE_NVML_NO_POWER_FIELD");
+  EXPECT_TRUE(stats.measured());
+  EXPECT_TRUE(stats.energy_read);
+  EXPECT_FALSE(stats.power_read);
+  EXPECT_EQ(stats.power_readings, 0);
+  EXPECT_EQ(stats.power_mean_w, 0.0);
 }
 
 // A span of fewer than two of the counter's updates, or of updates too close together, has
@@ -81,6 +107,7 @@ TEST(SmClockSampler, UnavailableWithoutTheLibraryOrTheDevice) {
   EXPECT_FALSE(none.energy_read);
   EXPECT_FALSE(none.energy_measured());
   EXPECT_TRUE(std::isnan(none.mean_watts()));
+  EXPECT_FALSE(none.power_read);
 
   SmClockSampler other_device("0000:02:00.0", SMLA_FAKE_NVML_PATH);
   EXPECT_FALSE(other_device.available());

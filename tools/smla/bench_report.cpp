@@ -23,6 +23,22 @@ std::string check_text(const BenchRow& row) {
          (row.check.passed ? ")" : "");
 }
 
+// `header`, then one line per timed row whose clock stats `has`, begun with `label | KIND SHAPE
+// | ` and ended by `rest`; nothing where no row has them.
+template <class Has, class Rest>
+void print_sampled_rows(const BenchReport& report, const char* header, const char* label, Has has,
+                        Rest rest) {
+  bool any = false;
+  for (const BenchRow& row : report.rows) {
+    if (!row.timed() || !has(row.sm_clock)) continue;
+    if (!any) std::printf("%s\n", header);
+    any = true;
+    std::printf("%s | %s %s | ", label, row.workload.name.c_str(),
+                row.workload.shape_text().c_str());
+    rest(row);
+  }
+}
+
 // One line per timed GPU row where NVML gives the energy counter, `energy | KIND SHAPE | MJ mJ |
 // W W | N updates in T ms`: the GPU's mean power over the row's timed runs (the flushes and the
 // host's gaps between repetitions included, --rep-gap's idle too), that power's energy per
@@ -30,27 +46,41 @@ std::string check_text(const BenchRow& row) {
 // whether a row runs against the card's power limit, which lowers its SM clock (perf-notes
 // Findings s69). A row whose timed runs held too few of the counter's updates says so instead.
 void print_energy(const BenchReport& report) {
-  bool any = false;
-  for (const BenchRow& row : report.rows) {
-    const SmClockStats& c = row.sm_clock;
-    if (!row.timed() || !c.energy_read) continue;
-    if (!any) {
-      std::printf(
-          "Energy of each row's timed runs (NVML's counter; flushes and gaps included): mJ per "
-          "repetition, mean W, the counter's updates\n");
-      any = true;
-    }
-    std::printf("energy | %s %s | ", row.workload.name.c_str(), row.workload.shape_text().c_str());
-    if (c.energy_measured()) {
-      std::printf("%.1f mJ | %.0f W | %d updates in %.1f ms\n", row.energy_mj_per_rep(),
-                  c.mean_watts(), c.energy_updates, c.span_s * 1e3);
-    } else {
-      std::printf(
-          "not resolved: %d counter updates in %.1f ms (the mean power needs two, %.0f ms "
-          "apart; more --reps give more)\n",
-          c.energy_updates, c.span_s * 1e3, kMinEnergyWindowS * 1e3);
-    }
-  }
+  print_sampled_rows(
+      report,
+      "Energy of each row's timed runs (NVML's counter; flushes and gaps included): mJ per "
+      "repetition, mean W, the counter's updates",
+      "energy", [](const SmClockStats& c) { return c.energy_read; },
+      [](const BenchRow& row) {
+        const SmClockStats& c = row.sm_clock;
+        if (c.energy_measured()) {
+          std::printf("%.1f mJ | %.0f W | %d updates in %.1f ms\n", row.energy_mj_per_rep(),
+                      c.mean_watts(), c.energy_updates, c.span_s * 1e3);
+        } else {
+          std::printf(
+              "not resolved: %d counter updates in %.1f ms (the mean power needs two, %.0f ms "
+              "apart; more --reps give more)\n",
+              c.energy_updates, c.span_s * 1e3, kMinEnergyWindowS * 1e3);
+        }
+      });
+}
+
+// One line per timed GPU row where NVML gives the instant power field, `power | KIND SHAPE |
+// W W | N readings, M changes`: the mean of the field's readings over the row's timed runs
+// (polled with the clock; flushes, gaps and --rep-gap's idle included) and how often it
+// changed between polls, which says how many of the driver's refreshes the mean holds. It
+// covers rows whose timed runs are too short for the energy counter (Next 35 in perf-notes).
+void print_power(const BenchReport& report) {
+  print_sampled_rows(
+      report,
+      "Instant power in each row's timed runs (NVML's field, polled every 1 ms): mean W, "
+      "readings, changes between them",
+      "power", [](const SmClockStats& c) { return c.power_read; },
+      [](const BenchRow& row) {
+        const SmClockStats& c = row.sm_clock;
+        std::printf("%.0f W | %d readings, %d changes\n", c.power_mean_w, c.power_readings,
+                    c.power_changes);
+      });
 }
 
 // One line per timed GPU row, `sm-clock | KIND SHAPE | SAMPLES | MIN / MEAN / MAX | REASONS`
@@ -197,6 +227,7 @@ void print_report(const BenchReport& report) {
   if (report.gpu) {
     print_sm_clocks(report);
     print_energy(report);
+    print_power(report);
   }
   double setup = 0, check = 0, timing = 0;
   for (const BenchRow& row : report.rows) {
@@ -262,6 +293,11 @@ JsonObject report_json(const BenchReport& report) {
       if (c.energy_measured()) {
         clock.add("energy_mj_per_rep", row.energy_mj_per_rep())
             .add("mean_w", c.mean_watts());
+      }
+      if (c.power_read) {
+        clock.add("power_readings", c.power_readings)
+            .add("power_changes", c.power_changes)
+            .add("power_mean_w", c.power_mean_w);
       }
       json.add("sm_clock", clock);
     }

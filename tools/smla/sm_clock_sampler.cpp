@@ -16,7 +16,50 @@ namespace {
 using NvmlReturn = int;
 using NvmlDevice = struct NvmlDeviceOpaque*;
 constexpr NvmlReturn kNvmlSuccess = 0;
-constexpr int kNvmlClockSm = 1;  // nvmlClockType_t NVML_CLOCK_SM
+constexpr int kNvmlClockSm = 1;                   // nvmlClockType_t NVML_CLOCK_SM
+constexpr unsigned kNvmlFieldPowerInstant = 186;  // NVML_FI_DEV_POWER_INSTANT, mW
+
+// nvmlFieldValue_t: a field's id in, its value and return code out.
+struct NvmlFieldValue {
+  unsigned field_id;
+  unsigned scope_id;
+  long long timestamp_us;
+  long long latency_us;
+  int value_type;  // nvmlValueType_t
+  NvmlReturn result;
+  union {
+    double f64;
+    unsigned u32;
+    unsigned long ul;
+    unsigned long long u64;
+    long long i64;
+    int i32;
+    unsigned short u16;
+  } value;
+};
+static_assert(sizeof(NvmlFieldValue) == 40, "nvmlFieldValue_t's layout");
+
+// A field's value by its nvmlValueType_t; NaN for a type this file does not know.
+double field_value(const NvmlFieldValue& field) {
+  switch (field.value_type) {
+    case 0:
+      return field.value.f64;
+    case 1:
+      return field.value.u32;
+    case 2:
+      return static_cast<double>(field.value.ul);
+    case 3:
+      return static_cast<double>(field.value.u64);
+    case 4:
+      return static_cast<double>(field.value.i64);
+    case 5:
+      return field.value.i32;
+    case 6:
+      return field.value.u16;
+    default:
+      return std::nan("");
+  }
+}
 
 // The names tools/gpu-clocks-summary gives the same bits, lowest first.
 constexpr struct {
@@ -67,11 +110,25 @@ struct SmClockSampler::Nvml {
   NvmlReturn (*clock_info)(NvmlDevice, int, unsigned*) = nullptr;
   NvmlReturn (*event_reasons)(NvmlDevice, unsigned long long*) = nullptr;  // may be absent
   NvmlReturn (*total_energy)(NvmlDevice, unsigned long long*) = nullptr;   // may be absent
+  NvmlReturn (*field_values)(NvmlDevice, int, NvmlFieldValue*) = nullptr;  // may be absent
   NvmlDevice device = nullptr;
 
   // The GPU's energy counter (mJ since the driver loaded), into *mj; false where absent.
   bool read_energy(unsigned long long* mj) const {
     return total_energy != nullptr && total_energy(device, mj) == kNvmlSuccess;
+  }
+  // The GPU's instant power (mW), into *mw; false where the driver does not give it.
+  bool read_instant_power(unsigned* mw) const {
+    if (field_values == nullptr) return false;
+    NvmlFieldValue field{};
+    field.field_id = kNvmlFieldPowerInstant;
+    if (field_values(device, 1, &field) != kNvmlSuccess || field.result != kNvmlSuccess) {
+      return false;
+    }
+    const double value = field_value(field);
+    if (!(value >= 0 && value < 1e9)) return false;  // NaN or not a power in mW
+    *mw = static_cast<unsigned>(value);
+    return true;
   }
 
   ~Nvml() {
@@ -110,6 +167,7 @@ SmClockSampler::SmClockSampler(const std::string& pci_bus_id, const char* librar
     nvml->resolve(nvml->event_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
   }
   nvml->resolve(nvml->total_energy, "nvmlDeviceGetTotalEnergyConsumption");  // Volta and later
+  nvml->resolve(nvml->field_values, "nvmlDeviceGetFieldValues");
   unsigned mhz = 0;
   if (by_bus_id(pci_bus_id.c_str(), &nvml->device) != kNvmlSuccess ||
       nvml->clock_info(nvml->device, kNvmlClockSm, &mhz) != kNvmlSuccess) {
@@ -127,6 +185,7 @@ void SmClockSampler::start() {
   if (!available() || thread_.joinable()) return;
   stats_ = SmClockStats{};
   mhz_sum_ = 0;
+  power_sum_w_ = 0;
   // The counter's value before the span: its first change seen after this is inside it.
   stats_.energy_read = nvml_->read_energy(&energy_last_mj_);
   span_start_ = std::chrono::steady_clock::now();
@@ -147,6 +206,8 @@ SmClockStats SmClockSampler::stop() {
   thread_.join();
   stats_.span_s = std::chrono::duration<double>(span_end - span_start_).count();
   if (stats_.samples > 0) stats_.mean_mhz = mhz_sum_ / stats_.samples;
+  stats_.power_read = stats_.power_readings > 0;
+  if (stats_.power_read) stats_.power_mean_w = power_sum_w_ / stats_.power_readings;
   return stats_;
 }
 
@@ -163,6 +224,16 @@ void SmClockSampler::sample() {
     stats_.reasons |= reasons;
   }
   sample_energy();
+  sample_power();
+}
+
+void SmClockSampler::sample_power() {
+  unsigned mw = 0;
+  if (!nvml_->read_instant_power(&mw)) return;
+  if (stats_.power_readings > 0 && mw != power_last_mw_) ++stats_.power_changes;
+  power_last_mw_ = mw;
+  power_sum_w_ += mw * 1e-3;
+  ++stats_.power_readings;
 }
 
 // A change of the energy counter since its last read is one of its updates, seen at most a poll

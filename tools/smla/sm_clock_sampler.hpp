@@ -13,7 +13,9 @@
 // (every ~100 ms on the H100 of perf-log s72), so its value at the span's two ends says
 // little about a span of a few of its updates: the sampler polls it with the clock and takes
 // the mean power between the first and the last update it saw inside the span, and gives none
-// where the span held too few updates to tell it.
+// where the span held too few updates to tell it. It also polls NVML's instant power field,
+// which the driver may refresh more often than the counter (how often is what its changes
+// tell), for the spans the counter cannot resolve.
 //
 // NVML is the driver's library, loaded at run time: without it (no driver, a CPU machine, a
 // driver without the device) the sampler is unavailable, says why, and samples nothing.
@@ -42,6 +44,15 @@ struct SmClockStats {
   int energy_updates = 0;
   double energy_window_s = 0;
   unsigned long long energy_window_mj = 0;
+  // NVML's instant power field (NVML_FI_DEV_POWER_INSTANT): whether the driver gives it, the
+  // polls that read it, how often its value changed from one poll to the next, and the mean of
+  // the polls' readings, W. A reading holds until the driver refreshes the field, so the mean
+  // over the evenly spaced polls weighs each value by how long it held; with few changes it
+  // is a few values' mean, and the first may predate the span.
+  bool power_read = false;
+  int power_readings = 0;
+  int power_changes = 0;
+  double power_mean_w = 0;
 
   bool measured() const { return samples > 0; }
   // Whether the counter's updates inside the span tell its mean power: at least two of them,
@@ -84,6 +95,7 @@ class SmClockSampler {
   struct Nvml;  // the library's handle, the functions used, the device
   void sample();
   void sample_energy();
+  void sample_power();
 
   std::unique_ptr<Nvml> nvml_;
   std::string why_unavailable_;
@@ -91,6 +103,8 @@ class SmClockSampler {
   std::atomic<bool> running_{false};
   SmClockStats stats_;  // written by the sampling thread between start() and its join
   double mhz_sum_ = 0;
+  double power_sum_w_ = 0;
+  unsigned power_last_mw_ = 0;  // the instant power's last reading (while power_readings > 0)
   std::chrono::steady_clock::time_point span_start_;
   // The counter's last value read (while stats_.energy_read), and its first change seen inside
   // the span.
