@@ -4,7 +4,7 @@
 # mean over the passing rows only (all, prefill, decode), the count of rows whose outputs
 # digests differ, the host seconds line, the SM clocks table where a log has `sm-clock` lines,
 # the repetitions table where a log has `reps` lines, the energy table where a log has `energy`
-# lines, and exit code 2 for a bad argument. Run by ctest (tests/CMakeLists.txt).
+# lines, the power table where a log has `power` lines, and exit code 2 for a bad argument. Run by ctest (tests/CMakeLists.txt).
 #
 # Usage: test_bench_table.sh BENCH_TABLE
 set -u
@@ -30,6 +30,8 @@ sm-clock | decode b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink | 3 | 198
 Energy of each row's timed runs (NVML's counter; flushes and gaps included): mJ per repetition, mean W
 energy | prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 | 2450.5 mJ | 655 W | 9 updates in 86.0 ms
 energy | decode b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink | not resolved: 1 counter updates in 1.7 ms (the mean power needs two, 20 ms apart; more --reps give more)
+Instant power in each row's timed runs (NVML's field, polled every 1 ms): mean W, readings, changes between them
+power | decode b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink | 312 W | 3 readings, 1 changes
 EOF
 cat >"$dir/b.log" <<EOF
 $header
@@ -73,6 +75,10 @@ expect "a row's energy" '^prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 +2
   "$out"
 expect "a row without energy" '^decode b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink +- +- *$' \
   "$out"
+# The instant power: the first log's decode row, the only one with a power line.
+expect "power heading" '^row \(instant power: mean W \(changes\)\) +new +old *$' "$out"
+expect "a row's power" '^decode b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 sink +312 \(1\) +- *$' \
+  "$out"
 # A log from before the counter's updates were printed: its energy line ends after the watts.
 cat >"$dir/c.log" <<EOF
 $header
@@ -83,7 +89,7 @@ expect "an older log's energy" \
   '^prefill T=4096 h_q=128 d_qk=576 topk=2048 s_kv=8192 +2400\.0 \(690\) *$' \
   "$("$table" older="$dir/c.log")"
 plain=$("$table" old="$dir/b.log")
-for table_title in 'SM MHz' 'repetitions:' 'energy:'; do
+for table_title in 'SM MHz' 'repetitions:' 'energy:' 'instant power:'; do
   if grep -q "$table_title" <<<"$plain"; then
     echo "FAIL: a '$table_title' table without its lines"
     failures=$((failures + 1))
