@@ -4,7 +4,8 @@
 # mean over the passing rows only (all, prefill, decode), the count of rows whose outputs
 # digests differ, the host seconds line, the SM clocks table where a log has `sm-clock` lines,
 # the repetitions table where a log has `reps` lines, the energy table where a log has `energy`
-# lines, the power table where a log has `power` lines, and exit code 2 for a bad argument. Run by ctest (tests/CMakeLists.txt).
+# lines, the power table where a log has `power` lines, and exit code 2 for a bad argument.
+# Run by ctest (tests/CMakeLists.txt).
 #
 # Usage: test_bench_table.sh BENCH_TABLE
 set -u
