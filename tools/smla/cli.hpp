@@ -30,7 +30,11 @@ inline CliError usage_error(const std::string& message) { return {kExitUsage, me
 inline CliError failure(const std::string& message) { return {kExitFailure, message}; }
 
 // Throws a failure naming `what` unless the library call succeeded.
-void check_status(const Status& status, const std::string& what);
+inline void check_status(const Status& status, const std::string& what) {
+  if (!status.ok()) {
+    throw failure(what + ": " + status.message() + " [" + status_code_name(status.code()) + "]");
+  }
+}
 
 struct Command {
   const char* name;

@@ -15,12 +15,6 @@
 
 namespace smla::cli {
 
-void check_status(const Status& status, const std::string& what) {
-  if (!status.ok()) {
-    throw failure(what + ": " + status.message() + " [" + status_code_name(status.code()) + "]");
-  }
-}
-
 namespace {
 
 constexpr Command kCommands[] = {
