@@ -1,8 +1,12 @@
 // The text and JSON of `smla bench` (tools/smla/bench_report.cpp) on reports made by hand: the
-// GPU rows' NVML lines (`sm-clock`, `energy`, `power`) in the forms tools/bench-table reads,
-// which a real run only prints on a device.
+// GPU rows' NVML lines (`sm-clock`, `energy`, `power`), which a real run only prints on a
+// device, and tools/bench-table reading them.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 
@@ -121,6 +125,44 @@ TEST(BenchReport, AnUntimedRowHasNoSampledLines) {
   EXPECT_EQ(text.find("energy |"), std::string::npos) << text;
   EXPECT_EQ(text.find("power |"), std::string::npos) << text;
   EXPECT_NE(text.find("FAIL: max |out err| 2e-2"), std::string::npos) << text;
+}
+
+// The contract itself: tools/bench-table reads the text a report prints, an anchor row's ratio
+// and time, its clock, energy and power, by the row's kind and shape.
+TEST(BenchReport, BenchTableReadsWhatTheReportPrints) {
+  BenchReport report = gpu_report();
+  BenchRow row = sampled_row(2, 100);
+  row.workload.name = "decode";  // the anchor rows' name: their kind (bench_anchors.cpp)
+  row.path = "hopper";
+  row.anchor_us = 20.0;
+  row.check.detail = "2 tokens, outputs 0123abcd";
+  row.sm_clock.energy_updates = 4;
+  row.sm_clock.energy_window_s = 0.3;
+  row.sm_clock.energy_window_mj = 210000;
+  row.sm_clock.power_read = true;
+  row.sm_clock.power_readings = 5;
+  row.sm_clock.power_changes = 2;
+  row.sm_clock.power_mean_w = 312.4;
+  report.rows.push_back(row);
+
+  const std::filesystem::path log = std::filesystem::temp_directory_path() /
+                                    ("smla_test_bench_report." + std::to_string(getpid()) + ".log");
+  std::ofstream(log) << printed(report);
+  const std::string command = std::string(SMLA_BENCH_TABLE_PATH) + " new=" + log.string();
+  std::FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string table;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) table.append(buffer, n);
+  EXPECT_EQ(pclose(pipe), 0) << table;
+  std::filesystem::remove(log);
+
+  const std::string label = R"(decode b=2 s_q=2 h_q=128 d_qk=576 topk=2048 s_kv=32768 +)";
+  EXPECT_TRUE(has_line(table, label + R"(0\.71 \(28\.0\) *)")) << table;
+  EXPECT_TRUE(has_line(table, label + R"(1900 \(1755\) *)")) << table;
+  EXPECT_TRUE(has_line(table, label + R"(2800\.0 \(700\) *)")) << table;
+  EXPECT_TRUE(has_line(table, label + R"(312 \(2\) *)")) << table;
+  EXPECT_TRUE(has_line(table, R"(outputs digests unlike column 1 +- *)")) << table;
 }
 
 }  // namespace
