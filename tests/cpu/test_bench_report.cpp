@@ -97,7 +97,6 @@ TEST(BenchReport, PowerLinesOnlyWhereTheDriverGaveTheField) {
   EXPECT_EQ(report_json(report).str().find("power_"), std::string::npos);
 
   BenchRow with = sampled_row(64, 100);
-  with.sm_clock.power_read = true;
   with.sm_clock.power_readings = 5;
   with.sm_clock.power_changes = 2;
   with.sm_clock.power_mean_w = 312.4;
@@ -112,13 +111,28 @@ TEST(BenchReport, PowerLinesOnlyWhereTheDriverGaveTheField) {
             std::string::npos);
 }
 
+// --placements: each upload's median, the first upload's first, and their spread, on the rows
+// that have them; no heading where none does.
+TEST(BenchReport, PlacementLinesOnlyForRowsWithPlacements) {
+  BenchReport report = gpu_report();
+  report.rows.push_back(sampled_row(2, 100));
+  EXPECT_EQ(printed(report).find("Placements"), std::string::npos);
+  BenchRow placed = sampled_row(64, 100);
+  placed.placement_seconds = {28e-6, 30e-6, 28.5e-6};
+  report.rows.push_back(placed);
+  const std::string text = printed(report);
+  EXPECT_TRUE(has_line(text, R"(placements \| V3\.2 decode b=64 s_q=2 h_q=128 d_qk=576 )"
+                             R"(topk=2048 s_kv=32768 \| 28\.0 / 30\.0 / 28\.5 \| 7\.1%)"))
+      << text;
+  EXPECT_FALSE(has_line(text, R"(placements \| V3\.2 decode b=2 .*)")) << text;
+}
+
 // A row that was not timed (its check failed) has no NVML lines, whatever its stats hold.
 TEST(BenchReport, AnUntimedRowHasNoSampledLines) {
   BenchReport report = gpu_report();
   BenchRow failed = sampled_row(2, 0);
   failed.check.passed = false;
   failed.check.detail = "max |out err| 2e-2";
-  failed.sm_clock.power_read = true;
   failed.sm_clock.power_readings = 1;
   report.rows.push_back(failed);
   const std::string text = printed(report);
@@ -139,7 +153,6 @@ TEST(BenchReport, BenchTableReadsWhatTheReportPrints) {
   row.sm_clock.energy_updates = 4;
   row.sm_clock.energy_window_s = 0.3;
   row.sm_clock.energy_window_mj = 210000;
-  row.sm_clock.power_read = true;
   row.sm_clock.power_readings = 5;
   row.sm_clock.power_changes = 2;
   row.sm_clock.power_mean_w = 312.4;

@@ -41,7 +41,7 @@ TEST(SmClockSampler, ReadsTheClockAndItsReasonsWhileRunning) {
   EXPECT_NEAR(stats.mean_watts(), 350.0, 70.0);
   // Its instant power field alternates 300 and 400 W at the same refreshes: the polls' mean
   // lies between the two, and their changes count the refreshes seen.
-  ASSERT_TRUE(stats.power_read);
+  ASSERT_TRUE(stats.power_measured());
   EXPECT_EQ(stats.power_readings, stats.samples);
   EXPECT_GE(stats.power_changes, 5);
   EXPECT_LT(stats.power_changes, stats.power_readings);
@@ -61,7 +61,7 @@ TEST(SmClockSampler, ADeviceWithoutTheInstantPowerFieldHasNoPower) {
   unsetenv("SMLA_FAKE_NVML_NO_POWER_FIELD");
   EXPECT_TRUE(stats.measured());
   EXPECT_TRUE(stats.energy_read);
-  EXPECT_FALSE(stats.power_read);
+  EXPECT_FALSE(stats.power_measured());
   EXPECT_EQ(stats.power_readings, 0);
   EXPECT_EQ(stats.power_mean_w, 0.0);
 }
@@ -107,7 +107,7 @@ TEST(SmClockSampler, UnavailableWithoutTheLibraryOrTheDevice) {
   EXPECT_FALSE(none.energy_read);
   EXPECT_FALSE(none.energy_measured());
   EXPECT_TRUE(std::isnan(none.mean_watts()));
-  EXPECT_FALSE(none.power_read);
+  EXPECT_FALSE(none.power_measured());
 
   SmClockSampler other_device("0000:02:00.0", SMLA_FAKE_NVML_PATH);
   EXPECT_FALSE(other_device.available());

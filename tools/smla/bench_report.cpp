@@ -23,14 +23,14 @@ std::string check_text(const BenchRow& row) {
          (row.check.passed ? ")" : "");
 }
 
-// `header`, then one line per timed row whose clock stats `has`, begun with `label | KIND SHAPE
-// | ` and ended by `rest`; nothing where no row has them.
+// `header`, then one line per timed row that `has` accepts, begun with `label | KIND SHAPE | `
+// and ended by `rest`; nothing where no row has them.
 template <class Has, class Rest>
 void print_sampled_rows(const BenchReport& report, const char* header, const char* label, Has has,
                         Rest rest) {
   bool any = false;
   for (const BenchRow& row : report.rows) {
-    if (!row.timed() || !has(row.sm_clock)) continue;
+    if (!row.timed() || !has(row)) continue;
     if (!any) std::printf("%s\n", header);
     any = true;
     std::printf("%s | %s %s | ", label, row.workload.name.c_str(),
@@ -50,7 +50,7 @@ void print_energy(const BenchReport& report) {
       report,
       "Energy of each row's timed runs (NVML's counter; flushes and gaps included): mJ per "
       "repetition, mean W, the counter's updates",
-      "energy", [](const SmClockStats& c) { return c.energy_read; },
+      "energy", [](const BenchRow& row) { return row.sm_clock.energy_read; },
       [](const BenchRow& row) {
         const SmClockStats& c = row.sm_clock;
         if (c.energy_measured()) {
@@ -75,7 +75,7 @@ void print_power(const BenchReport& report) {
       report,
       "Instant power in each row's timed runs (NVML's field, polled every 1 ms): mean W, "
       "readings, changes between them",
-      "power", [](const SmClockStats& c) { return c.power_read; },
+      "power", [](const BenchRow& row) { return row.sm_clock.power_measured(); },
       [](const BenchRow& row) {
         const SmClockStats& c = row.sm_clock;
         std::printf("%.0f W | %d readings, %d changes\n", c.power_mean_w, c.power_readings,
@@ -118,25 +118,20 @@ void print_rep_spreads(const BenchReport& report) {
 // With --placements: one line per timed row, `placements | KIND SHAPE | MEDIAN / MEDIAN / ...
 // | SPREAD`, the first upload's median first, SPREAD (slowest - fastest) / fastest of them.
 void print_placements(const BenchReport& report) {
-  bool heading = false;
-  for (const BenchRow& row : report.rows) {
-    if (!row.timed() || row.placement_seconds.empty()) continue;
-    if (!heading) {
-      std::printf(
-          "Placements of each row (its data uploaded again, the earlier uploads kept): median us "
-          "of each, (slowest - fastest) / fastest\n");
-      heading = true;
-    }
-    std::string medians;
-    for (const double seconds : row.placement_seconds) {
-      medians += (medians.empty() ? "" : " / ") + number(seconds * 1e6, "%.1f");
-    }
-    const auto [fastest, slowest] =
-        std::minmax_element(row.placement_seconds.begin(), row.placement_seconds.end());
-    std::printf("placements | %s %s | %s | %.1f%%\n", row.workload.name.c_str(),
-                row.workload.shape_text().c_str(), medians.c_str(),
-                100.0 * (*slowest - *fastest) / *fastest);
-  }
+  print_sampled_rows(
+      report,
+      "Placements of each row (its data uploaded again, the earlier uploads kept): median us of "
+      "each, (slowest - fastest) / fastest",
+      "placements", [](const BenchRow& row) { return !row.placement_seconds.empty(); },
+      [](const BenchRow& row) {
+        std::string medians;
+        for (const double seconds : row.placement_seconds) {
+          medians += (medians.empty() ? "" : " / ") + number(seconds * 1e6, "%.1f");
+        }
+        const auto [fastest, slowest] =
+            std::minmax_element(row.placement_seconds.begin(), row.placement_seconds.end());
+        std::printf("%s | %.1f%%\n", medians.c_str(), 100.0 * (*slowest - *fastest) / *fastest);
+      });
 }
 
 }  // namespace
@@ -294,7 +289,7 @@ JsonObject report_json(const BenchReport& report) {
         clock.add("energy_mj_per_rep", row.energy_mj_per_rep())
             .add("mean_w", c.mean_watts());
       }
-      if (c.power_read) {
+      if (c.power_measured()) {
         clock.add("power_readings", c.power_readings)
             .add("power_changes", c.power_changes)
             .add("power_mean_w", c.power_mean_w);

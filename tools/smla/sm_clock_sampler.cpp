@@ -206,8 +206,7 @@ SmClockStats SmClockSampler::stop() {
   thread_.join();
   stats_.span_s = std::chrono::duration<double>(span_end - span_start_).count();
   if (stats_.samples > 0) stats_.mean_mhz = mhz_sum_ / stats_.samples;
-  stats_.power_read = stats_.power_readings > 0;
-  if (stats_.power_read) stats_.power_mean_w = power_sum_w_ / stats_.power_readings;
+  if (stats_.power_measured()) stats_.power_mean_w = power_sum_w_ / stats_.power_readings;
   return stats_;
 }
 

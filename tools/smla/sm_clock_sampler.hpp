@@ -44,17 +44,17 @@ struct SmClockStats {
   int energy_updates = 0;
   double energy_window_s = 0;
   unsigned long long energy_window_mj = 0;
-  // NVML's instant power field (NVML_FI_DEV_POWER_INSTANT): whether the driver gives it, the
-  // polls that read it, how often its value changed from one poll to the next, and the mean of
-  // the polls' readings, W. A reading holds until the driver refreshes the field, so the mean
+  // NVML's instant power field (NVML_FI_DEV_POWER_INSTANT): the polls that read it (none where
+  // the driver does not give it), how often its value changed from one poll to the next, and
+  // the mean of the polls' readings, W. A reading holds until the driver refreshes the field, so the mean
   // over the evenly spaced polls weighs each value by how long it held; with few changes it
   // is a few values' mean, and the first may predate the span.
-  bool power_read = false;
   int power_readings = 0;
   int power_changes = 0;
   double power_mean_w = 0;
 
   bool measured() const { return samples > 0; }
+  bool power_measured() const { return power_readings > 0; }
   // Whether the counter's updates inside the span tell its mean power: at least two of them,
   // kMinEnergyWindowS apart or more (each update is seen up to a poll late).
   bool energy_measured() const;
